@@ -1,0 +1,79 @@
+# The one entry point of the book.  `make help` lists the targets.
+#
+#   make          install what is missing (Debian), build every stage and the book
+#   make check    every test; the last line says "N passed, N failed"
+#
+# The rules that build one stage live in that stage's own Makefile
+# (code/NN-slug/Makefile); the test drivers live in tests/, the book's rules in
+# book/book.mk.  This file only ties them together.
+
+BUILD  := build
+STAGES := $(sort $(notdir $(wildcard code/[0-9][0-9]-*)))
+
+include tests/suites.mk
+export SUITES THREADED_FROM BUILD
+export $(foreach s,$(SUITES),$(s)_FROM $(s)_UNTIL)
+
+.DEFAULT_GOAL := all
+all: deps stages book
+
+# ---------------------------------------------------------------- packages
+# Debian package names; on another system install their equivalents.
+PACKAGES := build-essential clang pkg-config check pandoc gnuplot-nox python3 valgrind
+
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+	    echo "make: missing packages:$$missing (Debian names; install your system's equivalents)"; exit 1; \
+	fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "make: these packages are missing:$$missing"; \
+	    echo "make: install them, then run make again:"; \
+	    echo "    sudo apt-get install -y$$missing"; exit 1; \
+	fi; \
+	echo "make: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+# ---------------------------------------------------------------- stages
+stages: $(STAGES)
+$(STAGES): deps
+	$(MAKE) -s -C code/$@ O=$(CURDIR)/$(BUILD)/$@
+
+# ---------------------------------------------------------------- tests
+check: deps
+	@tests/check.sh all
+
+check-sanitize: deps
+	@tests/check.sh sanitize
+
+check-valgrind: deps
+	@tests/check.sh valgrind
+
+# make exercise CH=01            your solutions (they fail until solved)
+# make exercise CH=01 ANSWERS=1  the worked answers
+exercise: deps
+	@tests/exercise.sh "$(CH)" $(if $(ANSWERS),answers)
+
+# ---------------------------------------------------------------- book
+include book/book.mk
+
+# ---------------------------------------------------------------- misc
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make                  install missing packages, build every stage and the book"
+	@echo "make check            every test (unit suites, pinned outputs, exercises, clang build)"
+	@echo "make check-sanitize   suites and pinned outputs under ASan+UBSan (TSan for threaded stages)"
+	@echo "make check-valgrind   suites and pinned outputs under valgrind memcheck"
+	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/"
+	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
+	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"
+	@echo "make clean            remove $(BUILD)/"
+
+.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind exercise clean help

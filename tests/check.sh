@@ -1,0 +1,79 @@
+#!/bin/sh
+# check.sh MODE -- every test of every stage, in one of three modes:
+#   all       (make check) gcc build: unit suites, pinned outputs, the
+#             exercises (answers pass, starters fail), the book's filter test;
+#             the clang build of every stage, warning-free
+#   sanitize  (make check-sanitize) suites and pinned outputs under
+#             ASan+UBSan on every stage, and under TSan on threaded stages
+#   valgrind  (make check-valgrind) suites and pinned outputs under memcheck
+# Ends with tests/summary.sh's line "N passed, N failed".
+# The Makefile exports SUITES, each suite's NAME_FROM / NAME_UNTIL and
+# THREADED_FROM from tests/suites.mk.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+mode=${1:-all}
+: "${SUITES:?run me through make (make check), which reads tests/suites.mk}"
+export CHECK_RESULTS="$BUILD/check/$mode/results.txt" CHECK_LOGS="$BUILD/check/$mode/logs"
+rm -rf "$BUILD/check/$mode"
+STAGES=$(cd code && ls -d [0-9][0-9]-* 2>/dev/null)
+
+# suites_for STAGE: the suites that apply to that stage.
+suites_for() {
+    n=$(stage_num "$1")
+    for s in $SUITES; do
+        eval "from=\${${s}_FROM:-99} until=\${${s}_UNTIL:-99}"
+        [ "$n" -ge "$from" ] && [ "$n" -le "$until" ] && echo "$s"
+    done
+}
+
+# stage_tests VARIANT: build, suites and pinned outputs of every stage.
+stage_tests() {
+    variant "$1"
+    for st in $STAGES; do
+        if [ "$1" = tsan ] && [ "$(stage_num "$st")" -lt "$THREADED_FROM" ]; then
+            continue
+        fi
+        record "$1: build $st" build_stage "$st" || continue
+        for s in $(suites_for "$st"); do
+            record "$1: build check_$s for $st" build_suite "$s" "$st" &&
+            record "$1: check_$s on $st" $RUNNER "$OUT/unit/check_$s-$st"
+        done
+        for c in tests/$st/*.cmd; do
+            [ -f "$c" ] || continue
+            record "$1: pinned $st/$(basename "$c" .cmd)" run_pinned "$st" "$(basename "$c" .cmd)"
+        done
+    done
+}
+
+case $mode in
+all)
+    stage_tests gcc
+    variant gcc
+    for st in $STAGES; do
+        for ex in $(exercises "$st"); do
+            record "exercise $st/$ex: answer builds" build_exercise "$st" "$ex" answer &&
+            record "exercise $st/$ex: answer passes" "$OUT/exercises/$st/answer/$ex"
+            record "exercise $st/$ex: starter builds" build_exercise "$st" "$ex" starter &&
+            record "exercise $st/$ex: starter still fails its test" not "$OUT/exercises/$st/starter/$ex"
+        done
+    done
+    variant clang
+    for st in $STAGES; do
+        record "clang: build $st" build_stage "$st"
+    done
+    [ -x tests/book/filter-test.sh ] && record "book: include filter" tests/book/filter-test.sh
+    ;;
+sanitize)
+    stage_tests asan
+    stage_tests tsan
+    ;;
+valgrind)
+    stage_tests valgrind
+    ;;
+*)
+    echo "usage: tests/check.sh all|sanitize|valgrind" >&2
+    exit 2
+    ;;
+esac
+tests/summary.sh "$CHECK_RESULTS"

@@ -1,0 +1,32 @@
+#!/bin/sh
+# exercise.sh NN [answers] -- build and run chapter NN's exercise tests, against
+# the starter files (they fail until you solve them) or the worked answers.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+ch=${1:?usage: make exercise CH=NN [ANSWERS=1]}
+kind=starter
+[ "${2:-}" = answers ] && kind=answer
+stage=$(cd code && ls -d "$ch"-* 2>/dev/null | head -n 1)
+[ -n "$stage" ] || { echo "exercise.sh: no chapter '$ch' under code/ (try CH=01)" >&2; exit 2; }
+list=$(exercises "$stage")
+[ -n "$list" ] || { echo "exercise.sh: chapter $stage has no exercises" >&2; exit 2; }
+variant gcc
+build_stage "$stage" || exit 2
+export CHECK_RESULTS="$BUILD/check/exercise-$ch-$kind/results.txt" CHECK_LOGS="$BUILD/check/exercise-$ch-$kind/logs"
+rm -rf "$BUILD/check/exercise-$ch-$kind"
+for ex in $list; do
+    echo "== $stage: exercise $ex ($kind: code/$stage/exercises/$( [ $kind = answer ] && echo answers/)$ex/)"
+    if build_exercise "$stage" "$ex" "$kind"; then
+        # Run in the foreground so the student sees every assertion message.
+        if "$OUT/exercises/$stage/$kind/$ex"; then
+            echo "PASS: $ex" >>"$CHECK_RESULTS"; echo "PASS: $ex"
+        else
+            echo "FAIL: $ex" >>"$CHECK_RESULTS"; echo "FAIL: $ex (not solved yet)"
+        fi
+    else
+        mkdir -p "$(dirname "$CHECK_RESULTS")"
+        echo "FAIL: $ex" >>"$CHECK_RESULTS"; echo "FAIL: $ex (does not compile)"
+    fi
+done
+tests/summary.sh "$CHECK_RESULTS"

@@ -1,0 +1,18 @@
+# Which Check suite (tests/unit/check_NAME.c) runs against which stages.
+#
+# A suite written for stage N keeps running against every later stage, so a
+# later chapter cannot silently break an earlier lesson: NAME_FROM is the
+# first stage it applies to.  NAME_UNTIL (optional) is the last one, for the
+# rare lesson a later chapter changes on purpose; say why beside it.
+#
+# The suite is compiled with -I code/NN-slug and linked with that stage's
+# libloop.a, so it may use everything the stage's headers declare.
+SUITES := io deque ready
+
+io_FROM    := 01
+deque_FROM := 02
+ready_FROM := 02
+
+# Stages from this one on run threads: `make check-sanitize` also runs them
+# under ThreadSanitizer.
+THREADED_FROM := 06
