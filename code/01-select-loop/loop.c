@@ -100,6 +100,7 @@ int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg)
     return add(loop, loop->writers, fd, callback, arg);
 }
 
+/* @region remove */
 static int removed(loop_t *loop, struct watch *table, int fd)
 {
     if (check_fd(loop, fd) < 0)
@@ -121,6 +122,7 @@ int loop_remove_writer(loop_t *loop, int fd)
 {
     return removed(loop, loop->writers, fd);
 }
+/* @end remove */
 
 /* @region run_once */
 /* One tick: wait for I/O, then dispatch it. */
@@ -202,6 +204,7 @@ void loop_stop(loop_t *loop)
 }
 /* @end run_forever */
 
+/* @region close */
 int loop_close(loop_t *loop)
 {
     if (loop->running)
@@ -219,3 +222,4 @@ void loop_free(loop_t *loop)
 {
     free(loop);
 }
+/* @end close */

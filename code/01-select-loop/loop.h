@@ -22,9 +22,10 @@ loop_t *loop_new(void);
 
 /* Watch fd for reading (writing); call callback(loop, arg) each time select()
  * says it is ready, until it is removed.  Adding a reader to an fd that has
- * one replaces it, as asyncio's add_reader does.  Refused (-1, EINVAL) for a
- * NULL callback and for an fd outside [0, FD_SETSIZE): select() cannot watch
- * it, and FD_SET with such an fd writes past the end of the fd_set. */
+ * one replaces it, as asyncio's add_reader does.  Refused with -1 and errno
+ * EBADF for a negative fd; EINVAL for an fd >= FD_SETSIZE (select() cannot
+ * watch it, and FD_SET with such an fd writes past the end of the fd_set)
+ * and for a NULL callback.  A refused call changes nothing. */
 int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 
