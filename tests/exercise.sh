@@ -4,7 +4,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
-ch=${1:?usage: make exercise CH=NN [ANSWERS=1]}
+ch=${1:-}
+[ -n "$ch" ] || { echo "usage: make exercise CH=NN [ANSWERS=1]   (e.g. CH=01)" >&2; exit 2; }
 kind=starter
 [ "${2:-}" = answers ] && kind=answer
 stage=$(cd code && ls -d "$ch"-* 2>/dev/null | head -n 1)
@@ -15,6 +16,7 @@ variant gcc
 build_stage "$stage" || exit 2
 export CHECK_RESULTS="$BUILD/check/exercise-$ch-$kind/results.txt" CHECK_LOGS="$BUILD/check/exercise-$ch-$kind/logs"
 rm -rf "$BUILD/check/exercise-$ch-$kind"
+mkdir -p "$(dirname "$CHECK_RESULTS")"
 for ex in $list; do
     echo "== $stage: exercise $ex ($kind: code/$stage/exercises/$( [ $kind = answer ] && echo answers/)$ex/)"
     if build_exercise "$stage" "$ex" "$kind"; then
@@ -25,7 +27,6 @@ for ex in $list; do
             echo "FAIL: $ex" >>"$CHECK_RESULTS"; echo "FAIL: $ex (not solved yet)"
         fi
     else
-        mkdir -p "$(dirname "$CHECK_RESULTS")"
         echo "FAIL: $ex" >>"$CHECK_RESULTS"; echo "FAIL: $ex (does not compile)"
     fi
 done
