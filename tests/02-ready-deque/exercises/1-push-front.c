@@ -1,0 +1,160 @@
+/* Exercise 02.1 -- deque_push_front.
+ *
+ * Passes when deque_push_front() puts an item in front of all the others,
+ * keeps working when the front has to wrap backwards past slot 0 and when
+ * the deque has to grow, and refuses NULL as push_back does.  The model is
+ * an array with room on both sides of the middle.
+ *
+ *   make exercise CH=02            (against your code/02-ready-deque/exercises/)
+ *   make exercise CH=02 ANSWERS=1  (against the worked answers)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "deque.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            ck_abort_msg(__VA_ARGS__);                                         \
+    } while (0)
+
+#define NSLOTS 100000
+static max_align_t slots[NSLOTS];
+static handle_t *item(size_t i) { return (handle_t *)(void *)&slots[i % NSLOTS]; }
+
+/* Model: items m[lo .. hi), front first, starting from the middle. */
+#define MID 300000
+static size_t m[2 * MID];
+static size_t lo, hi, next_item;
+
+static void model_reset(void) { lo = hi = MID; next_item = 0; }
+
+static void front(deque_t *d)
+{
+    size_t i = next_item++;
+    int rc = deque_push_front(d, item(i));
+    EXPECT(rc == 0, "deque_push_front failed (returned %d)", rc);
+    m[--lo] = i;
+    EXPECT(deque_len(d) == hi - lo, "len %zu after push_front, expected %zu",
+           deque_len(d), hi - lo);
+}
+
+static void back(deque_t *d)
+{
+    size_t i = next_item++;
+    EXPECT(deque_push_back(d, item(i)) == 0, "deque_push_back failed");
+    m[hi++] = i;
+}
+
+static void pop(deque_t *d)
+{
+    handle_t *h = deque_pop_front(d);
+    if (lo == hi) {
+        EXPECT(h == NULL, "pop from an empty deque returned an item");
+        return;
+    }
+    size_t want = m[lo++];
+    EXPECT(h == item(want), "popped the wrong item: expected item #%zu", want);
+}
+
+static void drain(deque_t *d)
+{
+    while (lo < hi)
+        pop(d);
+    pop(d);
+}
+
+START_TEST(test_front_of_empty)
+{
+    deque_t d;
+    deque_init(&d);
+    model_reset();
+    front(&d);
+    drain(&d);
+    deque_free(&d);
+}
+END_TEST
+
+START_TEST(test_front_goes_first)
+{
+    deque_t d;
+    deque_init(&d);
+    model_reset();
+    back(&d);
+    back(&d);
+    front(&d); /* now first */
+    front(&d); /* now first, before the one above */
+    drain(&d);
+    deque_free(&d);
+}
+END_TEST
+
+/* Only push_front: the front wraps backwards past slot 0 at once, then the
+ * deque grows several times, every time with a wrapped front. */
+START_TEST(test_front_only_grows)
+{
+    deque_t d;
+    deque_init(&d);
+    model_reset();
+    for (int i = 0; i < 1000; i++)
+        front(&d);
+    drain(&d);
+    deque_free(&d);
+}
+END_TEST
+
+/* Random mixes of push_front, push_back and pop (fixed seeds). */
+START_TEST(test_random_mix)
+{
+    uint32_t x = 2024u + (uint32_t)_i;
+    deque_t d;
+    deque_init(&d);
+    model_reset();
+    for (int step = 0; step < 100000; step++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        switch (x % 5) {
+        case 0: case 1: front(&d); break;
+        case 2: back(&d); break;
+        default: pop(&d); break;
+        }
+    }
+    drain(&d);
+    deque_free(&d);
+}
+END_TEST
+
+START_TEST(test_null_refused)
+{
+    deque_t d;
+    deque_init(&d);
+    errno = 0;
+    ck_assert_int_eq(deque_push_front(&d, NULL), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_uint_eq(deque_len(&d), 0);
+    deque_free(&d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("exercise 02.1: deque_push_front");
+    TCase *tc = tcase_create("push_front");
+    tcase_add_test(tc, test_front_of_empty);
+    tcase_add_test(tc, test_front_goes_first);
+    tcase_add_test(tc, test_front_only_grows);
+    tcase_add_loop_test(tc, test_random_mix, 0, 3);
+    tcase_add_test(tc, test_null_refused);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

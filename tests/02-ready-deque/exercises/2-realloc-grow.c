@@ -1,0 +1,126 @@
+/* Exercise 02.2 -- growing the ring buffer with realloc().
+ *
+ * Passes when the deque keeps FIFO order through every growth, in
+ * particular when it grows while its items wrap around the end of the
+ * array (head > 0) -- the case a bare realloc() gets wrong.
+ *
+ *   make exercise CH=02            (against your code/02-ready-deque/exercises/)
+ *   make exercise CH=02 ANSWERS=1  (against the worked answers)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "deque.h"
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            ck_abort_msg(__VA_ARGS__);                                         \
+    } while (0)
+
+#define NSLOTS 100000
+static max_align_t slots[NSLOTS];
+static handle_t *item(size_t i) { return (handle_t *)(void *)&slots[i % NSLOTS]; }
+
+/* Model: item #i is the i-th pushed; items #lo .. #hi-1 are queued. */
+static size_t lo, hi;
+
+static void push(deque_t *d)
+{
+    EXPECT(deque_push_back(d, item(hi)) == 0, "push_back failed");
+    hi++;
+}
+
+static void pop(deque_t *d)
+{
+    handle_t *h = deque_pop_front(d);
+    if (lo == hi) {
+        EXPECT(h == NULL, "pop from an empty deque returned an item");
+        return;
+    }
+    size_t want = lo++;
+    EXPECT(h == item(want),
+           "popped the wrong item: expected #%zu (%zu items were queued)",
+           want, hi - lo + 1);
+}
+
+/* Unwrapped growth: pushes only.  This passes before the repair, too. */
+START_TEST(test_grow_without_wrap)
+{
+    deque_t d;
+    deque_init(&d);
+    lo = hi = 0;
+    for (int i = 0; i < 5000; i++)
+        push(&d);
+    while (lo < hi)
+        pop(&d);
+    pop(&d);
+    deque_free(&d);
+}
+END_TEST
+
+/* keep items, rotate the front by `shift` slots, then grow. */
+START_TEST(test_grow_while_wrapped)
+{
+    for (size_t keep = 1; keep <= 40; keep++) {
+        for (size_t shift = 1; shift <= 40; shift++) {
+            deque_t d;
+            deque_init(&d);
+            lo = hi = 0;
+            for (size_t i = 0; i < keep; i++)
+                push(&d);
+            for (size_t i = 0; i < shift; i++) {
+                pop(&d);
+                push(&d);
+            }
+            for (size_t i = 0; i < 100; i++)
+                push(&d);
+            while (lo < hi)
+                pop(&d);
+            pop(&d);
+            deque_free(&d);
+        }
+    }
+}
+END_TEST
+
+/* The shape of a busy loop: the queue never empties, and grows. */
+START_TEST(test_random)
+{
+    uint32_t x = 7;
+    deque_t d;
+    deque_init(&d);
+    lo = hi = 0;
+    for (int step = 0; step < 300000; step++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        if (x % 100 < 55)
+            push(&d);
+        else
+            pop(&d);
+    }
+    while (lo < hi)
+        pop(&d);
+    pop(&d);
+    deque_free(&d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("exercise 02.2: grow with realloc");
+    TCase *tc = tcase_create("grow");
+    tcase_add_test(tc, test_grow_without_wrap);
+    tcase_add_test(tc, test_grow_while_wrapped);
+    tcase_add_test(tc, test_random);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
