@@ -54,7 +54,21 @@ check-sanitize: deps
 check-valgrind: deps
 	@tests/check.sh valgrind
 
+# make conformance N=100000 SEED=7: that many random scenarios per stage
+# against CPython (make check runs 500 with seed 1).
+N ?= 100000
+SEED ?= 1
+conformance: deps
+	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance
+
 # make exercise CH=01            your solutions (they fail until solved)
+# make conformance N=100000 SEED=7: that many random scenarios per stage
+# against CPython (make check runs 500 with seed 1).
+N ?= 100000
+SEED ?= 1
+conformance: deps
+	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance
+
 # make exercise CH=01 ANSWERS=1  the worked answers
 exercise: deps
 	@tests/exercise.sh "$(CH)" $(if $(ANSWERS),answers)
@@ -72,8 +86,9 @@ help:
 	@echo "make check-sanitize   suites and pinned outputs under ASan+UBSan (TSan for threaded stages)"
 	@echo "make check-valgrind   suites and pinned outputs under valgrind memcheck"
 	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/"
+	@echo "make conformance      N random scenarios per stage (default 100000, SEED=1) against CPython"
 	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
 	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"
 	@echo "make clean            remove $(BUILD)/"
 
-.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind exercise clean help
+.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance exercise clean help

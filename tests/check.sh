@@ -6,6 +6,8 @@
 #   sanitize  (make check-sanitize) suites and pinned outputs under
 #             ASan+UBSan on every stage, and under TSan on threaded stages
 #   valgrind  (make check-valgrind) suites and pinned outputs under memcheck
+#   conformance  (make conformance N= SEED=) many random scenarios per stage
+#             against CPython; the first mismatch is shrunk and printed
 # Ends with tests/summary.sh's line "N passed, N failed".
 # The Makefile exports SUITES, each suite's NAME_FROM / NAME_UNTIL and
 # THREADED_FROM from tests/suites.mk.
@@ -16,6 +18,7 @@ mode=${1:-all}
 : "${SUITES:?run me through make (make check), which reads tests/suites.mk}"
 export CHECK_RESULTS="$BUILD/check/$mode/results.txt" CHECK_LOGS="$BUILD/check/$mode/logs"
 rm -rf "$BUILD/check/$mode"
+: "${CONFORMANCE_N:=500}" "${CONFORMANCE_SEED:=1}"
 STAGES=$(cd code && ls -d [0-9][0-9]-* 2>/dev/null)
 
 # suites_for STAGE: the suites that apply to that stage.
@@ -39,6 +42,12 @@ stage_tests() {
             record "$1: build check_$s for $st" build_suite "$s" "$st" &&
             record "$1: check_$s on $st" $RUNNER "$OUT/unit/check_$s-$st"
         done
+        if [ -f "code/$st/trace.c" ]; then
+            record "$1: conformance $st: scenario files" conform "$st" $(fixed_scenarios "$st")
+            [ "$1" != valgrind ] &&
+            record "$1: conformance $st: $CONFORMANCE_N random scenarios" \
+                conform "$st" $(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
+        fi
         for c in tests/$st/*.cmd; do
             [ -f "$c" ] || continue
             record "$1: pinned $st/$(basename "$c" .cmd)" run_pinned "$st" "$(basename "$c" .cmd)"
@@ -70,6 +79,7 @@ all)
         record "clang: build $st" build_stage "$st"
     done
     record "book: include filter" tests/book/filter-test.sh
+    record "conformance: the pinned traces are what CPython prints" pinned_traces
     ;;
 sanitize)
     stage_tests asan
@@ -80,8 +90,22 @@ valgrind)
     stage_tests valgrind
     exercise_tests valgrind
     ;;
+conformance)
+    # make conformance N=... SEED=...: many random scenarios per stage; the
+    # first mismatch of a stage is shrunk to a minimal scenario.
+    variant gcc
+    for st in $STAGES; do
+        [ -f "code/$st/trace.c" ] || continue
+        build_stage "$st" || exit 2
+        t0=$(date +%s)
+        list=$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
+        record "conformance $st: $CONFORMANCE_N random scenarios, seed $CONFORMANCE_SEED" conform "$st" "$list" ||
+            "$PYTHON" $CONF/minimize.py "$OUT/$st/trace" "$(stage_num "$st")" "$(cat "$OUT/conformance/$st/first-mismatch")"
+        echo "    $st: $(( $(date +%s) - t0 )) s"
+    done
+    ;;
 *)
-    echo "usage: tests/check.sh all|sanitize|valgrind" >&2
+    echo "usage: tests/check.sh all|sanitize|valgrind|conformance" >&2
     exit 2
     ;;
 esac

@@ -114,5 +114,91 @@ record() {
     return $status
 }
 
+# ------------------------------------------------------------- conformance
+# The reference is the system Python's asyncio (DESIGN 5.3): /usr/bin/python3.
+PYTHON=${PYTHON:-/usr/bin/python3}
+CONF=tests/conformance
+
+# applies SCN STAGE: does the scenario's "# stages: A-B" line (B may be empty:
+# "and later") include that stage?  No such line: every stage from 03 on.
+applies() {
+    range=$(sed -n 's/^# stages: *\([0-9]*-[0-9]*\).*/\1/p' "$1" | head -n 1)
+    [ -n "$range" ] || return 0
+    lo=${range%-*}; hi=${range#*-}
+    n=$(stage_num "$2")
+    [ "$n" -ge "$lo" ] && [ "$n" -le "${hi:-99}" ]
+}
+
+# conform STAGE LIST: run each scenario named in the file LIST (one path a
+# line) through the stage's trace program and through CPython (batch
+# processes) and compare: the same stdout, or the same error line with exit
+# status 2.  Prints each mismatch with its diff; the first one is kept as
+# $OUT/conformance/STAGE/first-mismatch for `make conformance` to shrink.
+conform() {
+    st=$1; list=$2
+    work=$OUT/conformance/$st
+    rm -rf "$work"; mkdir -p "$work/py"
+    xargs -n 2000 "$PYTHON" $CONF/cpython_trace.py --stage "$(stage_num "$st")" --out "$work/py" \
+        <"$list" 2>/dev/null
+    [ $? -le 123 ] || { echo "the CPython runner failed"; return 1; }
+    bad=0 total=0
+    while read -r f; do
+        total=$((total + 1))
+        name=$(basename "$f" .scn)
+        out=$($RUNNER "$OUT/$st/trace" "$f" 2>"$work/c.err"); rc=$?
+        if [ -f "$work/py/$name.err" ]; then
+            [ $rc -eq 2 ] && [ -z "$out" ] && cmp -s "$work/c.err" "$work/py/$name.err" && continue
+            echo "MISMATCH $f: CPython rejects it:"; cat "$work/py/$name.err"
+            echo "  the C trace (exit $rc) says:"; cat "$work/c.err"
+        else
+            [ $rc -eq 0 ] && [ ! -s "$work/c.err" ] &&
+                printf '%s\n' "$out" | cmp -s - "$work/py/$name.trace" && continue
+            echo "MISMATCH $f (C exit $rc; - CPython, + C):"
+            printf '%s\n' "$out" | diff -u "$work/py/$name.trace" - | sed -n '3,40p'
+            cat "$work/c.err"
+        fi
+        [ $bad -eq 0 ] && echo "$f" >"$work/first-mismatch"
+        bad=$((bad + 1))
+    done <"$list"
+    echo "$total scenarios, $bad mismatches"
+    [ $bad -eq 0 ] && [ $total -gt 0 ]
+}
+
+# fixed_scenarios STAGE: write the list of the hand-written scenarios and the
+# malformed ones that apply to the stage; print the list's path.
+fixed_scenarios() {
+    mkdir -p "$OUT/conformance"
+    for f in $CONF/scenarios/*.scn $CONF/bad/*.scn; do
+        applies "$f" "$1" && echo "$f"
+    done >"$OUT/conformance/fixed-$1.list"
+    echo "$OUT/conformance/fixed-$1.list"
+}
+
+# random_scenarios STAGE SEED COUNT: generate them, write their list; print
+# the list's path.
+random_scenarios() {
+    dir=$OUT/conformance/random-$1-$2
+    rm -rf "$dir"
+    "$PYTHON" $CONF/gen_scenarios.py --seed "$2" --count "$3" --stage "$(stage_num "$1")" --out "$dir" &&
+        find "$dir" -name '*.scn' | sort >"$dir.list"
+    echo "$dir.list"
+}
+
+# pinned_traces: the .trace and .err files beside the hand-written and the
+# malformed scenarios (the book prints them) are what CPython prints today.
+pinned_traces() {
+    bad=0
+    for f in $CONF/scenarios/*.scn $CONF/bad/*.scn; do
+        stage=99
+        grep -q '^# stages: 03-04' "$f" && stage=4
+        if [ -f "${f%.scn}.trace" ]; then
+            "$PYTHON" $CONF/cpython_trace.py --stage $stage "$f" 2>&1 | cmp -s - "${f%.scn}.trace"
+        else
+            "$PYTHON" $CONF/cpython_trace.py --stage $stage "$f" 2>&1 >/dev/null | cmp -s - "${f%.scn}.err"
+        fi || { echo "CPython no longer prints ${f%.scn}.trace/.err"; bad=1; }
+    done
+    return $bad
+}
+
 # not CMD...: succeed when CMD fails (a starter's test must fail).
 not() { if "$@"; then return 1; else return 0; fi; }

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""Write random, valid scenarios for the conformance check.
+
+    gen_scenarios.py --seed S --count N --out DIR [--stage N]
+
+Writes DIR/s0000.scn ... DIR/s{N-1}.scn.  File i depends only on (S, i, stage),
+so `--count 10` writes the first ten files of `--count 1000`.  Stages below 05
+get no `cancel` lines; stage 03 gets no nested `soon` (it has no snapshot yet,
+so a nested soon runs in the same tick there: chapter 04's lesson).  Every scenario is small (5-40 action lines, some with
+30+ equal deadlines) and ends after a few ticks of virtual time.
+
+The mix is chosen to hit what makes conformance hard: exact ties between
+deadlines (heapq is not FIFO), sums that round (0.1 + 0.2 != 0.3), deadlines
+closer than the clock resolution (1e-09), zero and negative delays, io bytes
+that arrive exactly on a timer's deadline, children scheduled from callbacks,
+stop in the middle of a tick, and cancels of timers that already ran.
+"""
+
+import argparse
+import os
+import random
+import sys
+
+# Numbers whose sums round interestingly, exact ties, sub-resolution gaps.
+DELAYS = ["0", "0", "0", "-0", "-1", "-0.5", "-2", "0.1", "0.2", "0.3", "0.1", "0.3",
+          "0.05", "0.03", "0.001", "1e-9", "5e-10", "2e-9", "1", "1", "1.0", "1.5", "2",
+          "0.7", "0.6", "3", "10", "0.25", "1e-3", "100"]
+WHENS = ["0", "0.1", "0.2", "0.3", "0.3", "0.30000000000000004", "0.6", "1", "1", "1.0",
+         "1.000000001", "1.0000000005", "0.5", "2", "-1", "0.05", "0.03", "1.5", "3",
+         "0.9999999999", "10"]
+IO_WHENS = ["0", "0.03", "0.05", "0.1", "0.3", "0.30000000000000004", "1", "1", "1.0",
+            "2", "0.5", "-1", "1.000000001", "0.6"]
+NAMES = ["a", "b", "c", "t", "x", "cb", "timer", "later_", "soon_", "Tx"]
+
+
+class Gen:
+    def __init__(self, rng, stage):
+        self.r = rng
+        self.stage = stage
+        self.n = 0
+        self.timer_labels = []
+        self.lines = 0
+        self.allow_stop = rng.random() < 0.2   # stop ends a scenario early: keep it rare
+
+    def label(self):
+        self.n += 1
+        r = self.r
+        if r.random() < 0.02:             # the longest legal label
+            base = "L%d_" % self.n
+            return base + "x" * (32 - len(base))
+        return "%s%d" % (r.choice(NAMES), self.n)
+
+    def timer(self, depth, tie=None):
+        """One soon/later/at line as a tree: (text, [children])."""
+        r = self.r
+        lab = self.label()
+        self.timer_labels.append(lab)
+        self.lines += 1
+        if tie is not None:
+            text = "%s %s %s" % (tie[0], tie[1], lab)
+        else:
+            k = r.random()
+            # Stage 03 has no snapshot yet: a nested soon runs in the same
+            # tick there, which is chapter 04's lesson, not a mismatch.
+            if k < 0.3 and (depth == 0 or self.stage >= 4):
+                text = "soon %s" % lab
+            elif k < 0.7:
+                text = "later %s %s" % (r.choice(DELAYS), lab)
+            else:
+                text = "at %s %s" % (r.choice(WHENS), lab)
+        kids = self.children(depth + 1)
+        return (text, kids)
+
+    def children(self, depth):
+        r = self.r
+        kids = []
+        if depth > 3 or self.lines >= 38 or r.random() < 0.55:
+            return kids
+        for _ in range(r.randint(1, 3)):
+            if self.lines >= 38:
+                break
+            k = r.random()
+            if k < 0.04 and self.allow_stop:
+                kids.append(("stop", []))
+                self.lines += 1
+            elif k < 0.12 and self.stage >= 5:
+                kids.append(("cancel", []))    # label filled in later
+                self.lines += 1
+            else:
+                kids.append(self.timer(depth))
+        return kids
+
+    def scenario(self):
+        r = self.r
+        items = []                             # top-level trees, in order
+        io = []                                # io labels
+        profile = r.random()
+        target = r.randint(5, 40)
+        if profile < 0.15:                     # many equal deadlines
+            target = r.randint(30, 40)
+            when = r.choice(["1", "1.0", "0.3", "0", "2"])
+            for i in range(target - r.randint(0, 4)):
+                if r.random() < 0.8:
+                    tie = ("at", when) if r.random() < 0.6 else ("later", when)
+                else:
+                    tie = None
+                items.append(self.timer(3 if r.random() < 0.8 else 1, tie))
+                if self.lines >= target:
+                    break
+        while self.lines < target:
+            k = r.random()
+            if k < 0.15:
+                if io and r.random() < 0.4:
+                    lab = r.choice(io)         # a repeated io line: no children
+                    items.append(("io %s %s" % (r.choice(IO_WHENS), lab), []))
+                    self.lines += 1
+                elif len(io) < 4:
+                    lab = "io%d" % len(io)
+                    io.append(lab)
+                    self.lines += 1
+                    items.append(("io %s %s" % (r.choice(IO_WHENS), lab), self.children(1)))
+            elif k < 0.17 and self.allow_stop:
+                items.append(("stop", []))
+                self.lines += 1
+            elif k < 0.22 and self.stage >= 5:
+                items.append(("cancel", []))
+                self.lines += 1
+            else:
+                items.append(self.timer(0))
+        return self.render(items)
+
+    def render(self, items):
+        r = self.r
+        out = []
+        if r.random() < 0.3:
+            out.append("# generated scenario")
+        step = r.choice([2, 2, 4, 1, 3])
+
+        def emit(tree, depth):
+            text, kids = tree
+            if text == "cancel":
+                text = "cancel %s" % r.choice(self.timer_labels) if self.timer_labels else "stop"
+            line = " " * (step * depth) + text
+            if r.random() < 0.05:
+                line += "   # a comment"
+            out.append(line)
+            if r.random() < 0.03:
+                out.append("")
+            for kid in kids:
+                emit(kid, depth + 1)
+
+        for tree in items:
+            emit(tree, 0)
+        return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--stage", type=int, default=99)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    for i in range(a.count):
+        rng = random.Random("%d:%d:%d" % (a.seed, a.stage, i))
+        text = Gen(rng, a.stage).scenario()
+        with open(os.path.join(a.out, "s%04d.scn" % i), "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
