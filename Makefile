@@ -61,14 +61,16 @@ SEED ?= 1
 conformance: deps
 	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance
 
-# make exercise CH=01            your solutions (they fail until solved)
-# make conformance N=100000 SEED=7: that many random scenarios per stage
-# against CPython (make check runs 500 with seed 1).
-N ?= 100000
-SEED ?= 1
-conformance: deps
-	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance
+# make bench: every stage's benchmarks -> book/data/*.dat (committed; the
+# book only plots them).
+bench: deps
+	@tests/bench.sh
 
+# make fuzz FUZZ_SECONDS=300: libFuzzer on every stage's scenario parser.
+fuzz: deps
+	@tests/check.sh fuzz
+
+# make exercise CH=01            your solutions (they fail until solved)
 # make exercise CH=01 ANSWERS=1  the worked answers
 exercise: deps
 	@tests/exercise.sh "$(CH)" $(if $(ANSWERS),answers)
@@ -87,8 +89,10 @@ help:
 	@echo "make check-valgrind   suites and pinned outputs under valgrind memcheck"
 	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/"
 	@echo "make conformance      N random scenarios per stage (default 100000, SEED=1) against CPython"
+	@echo "make bench            run the benchmarks, refresh book/data/*.dat (the book plots them)"
+	@echo "make fuzz             libFuzzer on each stage's scenario parser (FUZZ_SECONDS=300 each)"
 	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
 	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"
 	@echo "make clean            remove $(BUILD)/"
 
-.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance exercise clean help
+.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance fuzz bench exercise clean help

@@ -6,6 +6,8 @@
 #   sanitize  (make check-sanitize) suites and pinned outputs under
 #             ASan+UBSan on every stage, and under TSan on threaded stages
 #   valgrind  (make check-valgrind) suites and pinned outputs under memcheck
+#   fuzz      (make fuzz FUZZ_SECONDS=300) libFuzzer on each scenario parser;
+#             check-sanitize runs it for 10 s a stage
 #   conformance  (make conformance N= SEED=) many random scenarios per stage
 #             against CPython; the first mismatch is shrunk and printed
 # Ends with tests/summary.sh's line "N passed, N failed".
@@ -85,6 +87,16 @@ sanitize)
     stage_tests asan
     exercise_tests asan
     stage_tests tsan
+    for st in $STAGES; do
+        [ -f "code/$st/fuzz_scenario.c" ] &&
+        record "fuzz: scenario parser of $st, ${FUZZ_SECONDS:=10} s" fuzz "$st" "$FUZZ_SECONDS"
+    done
+    ;;
+fuzz)
+    for st in $STAGES; do
+        [ -f "code/$st/fuzz_scenario.c" ] &&
+        record "fuzz: scenario parser of $st, ${FUZZ_SECONDS:=300} s" fuzz "$st" "$FUZZ_SECONDS"
+    done
     ;;
 valgrind)
     stage_tests valgrind
@@ -105,7 +117,7 @@ conformance)
     done
     ;;
 *)
-    echo "usage: tests/check.sh all|sanitize|valgrind|conformance" >&2
+    echo "usage: tests/check.sh all|sanitize|valgrind|fuzz|conformance" >&2
     exit 2
     ;;
 esac

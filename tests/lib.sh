@@ -61,6 +61,10 @@ build_suite() {
 # run_pinned STAGE NAME: run tests/STAGE/NAME.cmd in the stage's build folder
 # and compare its output with tests/STAGE/NAME.out exactly.
 run_pinned() {
+    # A .cmd names files as a reader would from build/NN-slug/, e.g.
+    # ../../tests/04-snapshot/x.scn; a link makes the same path work from
+    # every other build folder (build/asan/NN-slug/ -> build/tests).
+    [ -e "$OUT/$1/../../tests" ] || ln -s "$(pwd)/tests" "$(cd "$OUT/$1/../.." && pwd)/tests"
     cmd=$(cat "tests/$1/$2.cmd")
     expected="$(pwd)/tests/$1/$2.out"
     actual=$(cd "$OUT/$1" && { $RUNNER $cmd 2>&1; rc=$?; [ $rc -eq 0 ] || echo "[exit status $rc]"; })
@@ -198,6 +202,18 @@ pinned_traces() {
         fi || { echo "CPython no longer prints ${f%.scn}.trace/.err"; bad=1; }
     done
     return $bad
+}
+
+# fuzz STAGE SECONDS: libFuzzer (clang) on the stage's scenario parser,
+# seeded with every scenario we have; any crash, leak, hang or sanitizer
+# report fails it and leaves the input in $BUILD/fuzz/STAGE/.
+fuzz() {
+    dir=$BUILD/fuzz/$1
+    mkdir -p "$dir/corpus"
+    cp $CONF/scenarios/*.scn $CONF/bad/*.scn "$dir/corpus/"
+    clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        -I "code/$1" -o "$dir/fuzz_scenario" "code/$1/fuzz_scenario.c" "code/$1/scenario.c" -lm &&
+    (cd "$dir" && ./fuzz_scenario -max_total_time="$2" -timeout=5 -artifact_prefix=./ corpus)
 }
 
 # not CMD...: succeed when CMD fails (a starter's test must fail).

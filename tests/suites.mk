@@ -7,11 +7,14 @@
 #
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
-SUITES := io deque ready
+SUITES := io deque ready heap timers snapshot
 
-io_FROM    := 01
-deque_FROM := 02
-ready_FROM := 02
+io_FROM       := 01
+deque_FROM    := 02
+ready_FROM    := 02
+heap_FROM     := 03
+timers_FROM   := 03
+snapshot_FROM := 04
 
 # Stages from this one on run threads: `make check-sanitize` also runs them
 # under ThreadSanitizer.

@@ -1,0 +1,1 @@
+./trace ../../tests/03-timer-heap/timers.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/04-snapshot/bad-scenario.scn

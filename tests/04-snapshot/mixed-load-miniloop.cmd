@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/04-snapshot/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/04-snapshot/nested-soon.scn
