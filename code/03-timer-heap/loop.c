@@ -311,6 +311,7 @@ handle_t *loop_call_later(loop_t *loop, double delay, loop_callback callback, vo
 }
 /* @end call_at */
 
+/* @region to_timeval */
 /* select()'s timeout: NULL to block (timeout < 0), else the seconds
  * rounded UP to a microsecond: waking before the deadline would only buy a
  * tick in which the timer is not due yet. */
@@ -323,6 +324,7 @@ static struct timeval *to_timeval(double timeout, struct timeval *tv)
     tv->tv_usec = (suseconds_t)(usec - (double)tv->tv_sec * 1e6);
     return tv;
 }
+/* @end to_timeval */
 
 /* @region run_once */
 /* One tick, as asyncio's _run_once: poll for I/O, no longer than until the
