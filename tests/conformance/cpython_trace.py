@@ -38,7 +38,7 @@ LABEL_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 CONTROL_RE = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
 
 ACTIONS = (b"soon", b"later", b"at", b"io", b"stop", b"cancel", b"threadsafe")
-LABELLED = (b"soon", b"later", b"at", b"io")      # lines that may have children
+LABELLED = (b"soon", b"later", b"at", b"io", b"threadsafe")   # lines that may have children
 
 
 # --------------------------------------------------------------------- parsing
@@ -129,7 +129,7 @@ def parse(data, stage=99):
         # --- structure: who is the parent of this line?
         if stack and indent > stack[-1].indent:
             parent = stack[-1]
-            if parent.action not in ("soon", "later", "at", "io"):
+            if parent.action not in ("soon", "later", "at", "io", "threadsafe"):
                 raise ScenarioError(lineno, col0, "'%s' cannot have children" % parent.action)
             if parent.action == "io" and not parent.first_io:
                 first = sc.io_node[parent.label]
@@ -155,7 +155,7 @@ def parse(data, stage=99):
                                 "unknown action %s (expected soon, later, at, io, stop or cancel)" % q(word))
         if word == b"cancel" and stage < 5:
             raise ScenarioError(lineno, wcol, "cancel needs stage 05")
-        if word == b"threadsafe":
+        if word == b"threadsafe" and stage < 6:
             raise ScenarioError(lineno, wcol, "threadsafe needs stage 06")
         if word == b"io" and parent is not None:
             raise ScenarioError(lineno, wcol, "'io' lines must be at top level (not indented)")
@@ -322,8 +322,8 @@ class Harness:
             self.socks[label][1].send(b"x")
         events = real.select(0)
         # io fds by first appearance of their label; anything else (the loop's
-        # self-pipe, readable only after call_soon_threadsafe) first, as it was
-        # created first.
+        # self-pipe, readable after call_soon_threadsafe) first, as it was
+        # created first (the C loop makes its self-pipe in loop_new, too).
         events.sort(key=lambda ev: self.order.get(ev[0].fd, -1))
         if self.ticks == TICK_LIMIT:
             self.hit_limit = True
@@ -361,6 +361,11 @@ class Harness:
         a = node.action
         if a == "soon":
             self.handles[node.label] = loop.call_soon(self._timer_cb, node)
+        elif a == "threadsafe":
+            # From the loop's own thread, so the order is deterministic: it is
+            # call_soon plus _write_to_self(), whose byte makes the self-pipe
+            # readable at the next poll (its reader, _read_from_self, prints nothing).
+            self.handles[node.label] = loop.call_soon_threadsafe(self._timer_cb, node)
         elif a == "later":
             self.handles[node.label] = loop.call_later(node.number, self._timer_cb, node)
         elif a == "at":

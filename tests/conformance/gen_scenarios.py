@@ -64,6 +64,10 @@ class Gen:
             # tick there, which is chapter 04's lesson, not a mismatch.
             if k < 0.3 and (depth == 0 or self.stage >= 4):
                 text = "soon %s" % lab
+                # Stage 06 on: call_soon_threadsafe from the loop's own thread
+                # (the only draw stages below 06 never make, so their files stay).
+                if self.stage >= 6 and r.random() < 0.4:
+                    text = "threadsafe %s" % lab
             elif k < 0.7:
                 text = "later %s %s" % (r.choice(DELAYS), lab)
             else:
@@ -95,6 +99,8 @@ class Gen:
         items = []                             # top-level trees, in order
         io = []                                # io labels
         profile = r.random()
+        if profile >= 0.9 and self.stage >= 5:
+            return self.render(self.rebuild())
         target = r.randint(5, 40)
         if profile < 0.15:                     # many equal deadlines
             target = r.randint(30, 40)
@@ -128,6 +134,39 @@ class Gen:
             else:
                 items.append(self.timer(0))
         return self.render(items)
+
+    def rebuild(self):
+        """Stage 05 on, one scenario in ten: 95-170 timers on a few equal
+        deadlines, 30-90 % of them cancelled (before the run, from a callback
+        in the first tick, or from a timer that fires later), so that step 1
+        of a tick often rebuilds the heap (more than 100 scheduled, more than
+        half cancelled) and heapify's order of the ties shows in the trace."""
+        r = self.r
+        whens = r.sample(["0.5", "1", "1.0", "2", "3", "0.3", "10", "0"], r.randint(1, 3))
+        items, labels = [], []
+        for _ in range(r.randint(95, 170)):
+            lab = self.label()
+            self.timer_labels.append(lab)
+            labels.append(lab)
+            kids = []
+            if r.random() < 0.05:              # a callback that schedules one more tie
+                kid = self.label()
+                self.timer_labels.append(kid)
+                kids.append(("later %s %s" % (r.choice(whens), kid), []))
+            verb = r.choice(["later", "at", "at"])
+            items.append(("%s %s %s" % (verb, r.choice(whens), lab), kids))
+        frac = r.uniform(0.3, 0.9)
+        cancels = [("cancel %s" % lab, []) for lab in labels if r.random() < frac]
+        r.shuffle(cancels)
+        cut = r.randint(0, len(cancels))
+        items += cancels[:cut]                 # before the run
+        rest = cancels[cut:]
+        if rest:
+            if r.random() < 0.5:               # in the first tick
+                items.append(("soon %s" % self.label(), rest))
+            else:                              # from a timer, later on
+                items.append(("later %s %s" % (r.choice(["0.1", "0.4", "1"]), self.label()), rest))
+        return items
 
     def render(self, items):
         r = self.r

@@ -1,0 +1,165 @@
+/* Exercise 1 of chapter 05: iheap_remove, removal from the middle of a heap
+ * whose timers know their index (libuv style).
+ *
+ * Checks, after every operation, every invariant of iheap.h (the heap
+ * property and items[i]->index == i), against a model (the set of timers
+ * that should be in the heap): removing the root, the last slot, a middle
+ * slot that must move up and one that must move down, removing twice,
+ * removing a popped timer, and 20,000 random pushes, pops and removes. */
+#include "iheap.h"
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define N 512
+
+static itimer_t timers[N];
+static bool in_model[N];
+
+static void check_invariants(const iheap_t *h)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < N; i++)
+        live += in_model[i];
+    ck_assert_uint_eq(iheap_len(h), live);
+    for (size_t i = 0; i < h->len; i++) {
+        itimer_t *t = h->items[i];
+        ck_assert_msg(t->index == i, "items[%zu]->index is %zu", i, t->index);
+        ck_assert_msg(in_model[t - timers], "timer %td is in the heap but was removed",
+                      t - timers);
+        if (i > 0)
+            ck_assert_msg(!(t->when < h->items[(i - 1) / 2]->when),
+                          "items[%zu] (%g) is earlier than its parent (%g)", i, t->when,
+                          h->items[(i - 1) / 2]->when);
+    }
+    for (size_t i = 0; i < N; i++)
+        if (!in_model[i])
+            ck_assert_msg(timers[i].index == IHEAP_NONE,
+                          "timer %zu is not in the heap; its index should be IHEAP_NONE", i);
+}
+
+static void push(iheap_t *h, size_t k, double when)
+{
+    timers[k] = (itimer_t){.when = when, .index = IHEAP_NONE};
+    ck_assert_int_eq(iheap_push(h, &timers[k]), 0);
+    in_model[k] = true;
+}
+
+static void fresh(iheap_t *h)
+{
+    iheap_init(h);
+    for (size_t i = 0; i < N; i++) {
+        in_model[i] = false;
+        timers[i].index = IHEAP_NONE;
+    }
+}
+
+START_TEST(remove_each_position)
+{
+    /* 15 timers: 0..14 pushed in order make items[i] == &timers[i]. */
+    for (size_t victim = 0; victim < 15; victim++) {
+        iheap_t h;
+        fresh(&h);
+        for (size_t k = 0; k < 15; k++)
+            push(&h, k, (double)k);
+        ck_assert_int_eq(iheap_remove(&h, &timers[victim]), 1);
+        in_model[victim] = false;
+        check_invariants(&h);
+        ck_assert_int_eq(iheap_remove(&h, &timers[victim]), 0); /* twice */
+        check_invariants(&h);
+        double last = -1;
+        while (iheap_len(&h) > 0) {
+            itimer_t *t = iheap_pop(&h);
+            ck_assert(t != &timers[victim]);
+            ck_assert(t->when >= last);
+            last = t->when;
+            in_model[t - timers] = false;
+            check_invariants(&h);
+        }
+        iheap_free(&h);
+    }
+}
+END_TEST
+
+START_TEST(the_last_timer_moves_up)
+{
+    /* Remove a deep timer of the left branch; the last timer (right branch)
+     * fills its slot and is earlier than its new parent: it must go up. */
+    iheap_t h;
+    fresh(&h);
+    double whens[] = {0, 10, 1, 11, 12, 2, 3, 13, 14, 15, 16, 4, 5, 6, 7};
+    for (size_t k = 0; k < 15; k++)
+        push(&h, k, whens[k]);
+    check_invariants(&h);
+    itimer_t *deep = h.items[7];
+    ck_assert_int_eq(iheap_remove(&h, deep), 1);
+    in_model[deep - timers] = false;
+    check_invariants(&h);
+    iheap_free(&h);
+}
+END_TEST
+
+START_TEST(removing_a_popped_timer)
+{
+    iheap_t h;
+    fresh(&h);
+    push(&h, 0, 1.0);
+    push(&h, 1, 2.0);
+    itimer_t *t = iheap_pop(&h);
+    in_model[t - timers] = false;
+    ck_assert_ptr_eq(t, &timers[0]);
+    ck_assert_int_eq(iheap_remove(&h, t), 0);
+    ck_assert_int_eq(iheap_remove(&h, &timers[1]), 1);
+    in_model[1] = false;
+    check_invariants(&h);
+    ck_assert_ptr_null(iheap_pop(&h));
+    iheap_free(&h);
+}
+END_TEST
+
+START_TEST(random_against_a_model)
+{
+    iheap_t h;
+    fresh(&h);
+    srand(5);
+    for (int step = 0; step < 20000; step++) {
+        size_t k = (size_t)rand() % N;
+        int op = rand() % 3;
+        if (!in_model[k] && op != 2) {
+            push(&h, k, (double)(rand() % 50)); /* many ties */
+        } else if (op == 2) {
+            itimer_t *t = iheap_pop(&h);
+            if (t != NULL) {
+                for (size_t i = 0; i < N; i++)
+                    if (in_model[i])
+                        ck_assert(!(timers[i].when < t->when)); /* it was the earliest */
+                in_model[t - timers] = false;
+            }
+        } else {
+            ck_assert_int_eq(iheap_remove(&h, &timers[k]), 1);
+            in_model[k] = false;
+        }
+        if (step % 97 == 0 || h.len < 40)
+            check_invariants(&h);
+    }
+    check_invariants(&h);
+    iheap_free(&h);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("1-heap-remove");
+    TCase *tc = tcase_create("iheap_remove");
+    tcase_add_test(tc, remove_each_position);
+    tcase_add_test(tc, the_last_timer_moves_up);
+    tcase_add_test(tc, removing_a_popped_timer);
+    tcase_add_test(tc, random_against_a_model);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/05-lazy-cancel/mixed-load.scn

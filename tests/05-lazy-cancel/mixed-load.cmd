@@ -1,0 +1,1 @@
+./trace ../../tests/05-lazy-cancel/mixed-load.scn
