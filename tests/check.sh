@@ -5,7 +5,8 @@
 #             the clang build of every stage, warning-free
 #   sanitize  (make check-sanitize) suites and pinned outputs under
 #             ASan+UBSan on every stage, and under TSan on threaded stages
-#   valgrind  (make check-valgrind) suites and pinned outputs under memcheck
+#   valgrind  (make check-valgrind) suites and pinned outputs under memcheck,
+#             and the threaded stages' stress suite under helgrind
 #   fuzz      (make fuzz FUZZ_SECONDS=300) libFuzzer on each scenario parser;
 #             check-sanitize runs it for 10 s a stage
 #   conformance  (make conformance N= SEED=) many random scenarios per stage
@@ -101,6 +102,13 @@ fuzz)
 valgrind)
     stage_tests valgrind
     exercise_tests valgrind
+    # Threaded stages: the cross-thread stress suite under helgrind too (it
+    # scales itself down when CK_FORK=no, which variant valgrind sets).
+    for st in $STAGES; do
+        [ "$(stage_num "$st")" -ge "$THREADED_FROM" ] || continue
+        record "helgrind: check_threadsafe on $st" \
+            valgrind --tool=helgrind -q --error-exitcode=99 "$OUT/unit/check_threadsafe-$st"
+    done
     ;;
 conformance)
     # make conformance N=... SEED=...: many random scenarios per stage; the

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOLERANCE 0.020 /* seconds late that still count as on time (real clock) */
+#define TOLERANCE 0.100 /* seconds late that still count as on time (real clock);
+                          * generous: a loaded CI machine or valgrind is slow,
+                          * and the point is the order and "never early" */
 
 typedef struct timer {
     const char *name;
