@@ -1,0 +1,101 @@
+/* Exercise 2 (chapter 06): loop_call_later_threadsafe.
+ *
+ * Another thread schedules three timers on a running loop, out of order;
+ * they must run on the loop's thread, in deadline order, about when they
+ * are due.  A NaN delay and a NULL callback are refused on the calling
+ * thread; a closed loop refuses too, and nothing leaks (run it under ASan
+ * or valgrind).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "later_threadsafe.h"
+
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_t loop_thread;
+static char order[16];
+static int on_loop_thread = 1;
+static double t0;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void note(loop_t *loop, void *arg)
+{
+    (void)loop;
+    size_t n = strlen(order);
+    order[n] = *(const char *)arg;
+    order[n + 1] = '\0';
+    if (!pthread_equal(pthread_self(), loop_thread))
+        on_loop_thread = 0;
+}
+
+static void last(loop_t *loop, void *arg)
+{
+    note(loop, arg);
+    ck_assert_double_gt(now() - t0, 0.25); /* not before it was due */
+    loop_stop(loop);
+}
+
+static void *from_worker(void *arg)
+{
+    loop_t *loop = arg;
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, 0.2, note, "b"), 0);
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, 0.3, last, "c"), 0);
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, 0.1, note, "a"), 0);
+    errno = 0;
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, NAN, note, "x"), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, 0.1, NULL, "x"), -1);
+    return NULL;
+}
+
+static void never(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+}
+
+START_TEST(later_from_another_thread)
+{
+    loop_t *loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL)); /* asleep */
+    loop_thread = pthread_self();
+    order[0] = '\0';
+    t0 = now();
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, from_worker, loop), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_str_eq(order, "abc");
+    ck_assert_int_eq(on_loop_thread, 1);
+    ck_assert_int_eq(loop_close(loop), 0);
+    errno = 0;
+    ck_assert_int_eq(loop_call_later_threadsafe(loop, 0.1, note, "x"), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    loop_free(loop);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("2-later-threadsafe");
+    TCase *tc = tcase_create("later");
+    tcase_add_test(tc, later_from_another_thread);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/06-self-pipe/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/06-self-pipe/timers.scn

@@ -1,0 +1,496 @@
+/* check_threadsafe.c -- loop_call_soon_threadsafe and the self-pipe (chapter 06).
+ *
+ * Written against chapter 06's loop.h and run against every later stage:
+ *   - stress: 4 threads x 250,000 calls while the loop runs: none lost,
+ *     none run twice, each thread's calls in the order it made them; with
+ *     every wake-up (pipe, eventfd, each coalesced);
+ *   - a loop asleep on a one-day timer wakes within milliseconds (real
+ *     clock; asserted < 100 ms, the measured value is printed in the log);
+ *   - a full pipe (EAGAIN on the write) loses nothing, and the loop can
+ *     still be woken afterwards;
+ *   - stop from another thread, through a threadsafe callback;
+ *   - the lost-wake-up window of coalescing: a call made between the
+ *     loop's look at the ready deque and its poll still wakes it;
+ *   - from the loop's own thread: FIFO with call_soon, no extra tick;
+ *   - a handle cancelled from another thread (through the loop's thread,
+ *     which retained it for that thread: handles are not thread-safe);
+ *   - refusals: NULL callback, closed loop (errno only).
+ *
+ * Scale: the stress test makes 4 x 250,000 calls (about 1 s).  Under
+ * valgrind (the test drivers set CK_FORK=no there) and under a sanitizer it
+ * makes 4 x 10,000; the environment variable STRESS_CALLS=N sets the calls
+ * per thread explicitly.
+ *
+ * Build (from the top of the repository):
+ *   cc -std=c11 -I code/NN-slug tests/unit/check_threadsafe.c build/NN-slug/libloop.a \
+ *      $(pkg-config --cflags --libs check) -lpthread
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "loop.h"
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+#define NTHREADS 4
+#define SEQ_BITS 24 /* arg = thread << SEQ_BITS | seq */
+
+static long stress_calls(void)
+{
+    const char *s = getenv("STRESS_CALLS");
+    if (s != NULL && atol(s) > 0 && atol(s) < (1L << SEQ_BITS))
+        return atol(s);
+    const char *fork = getenv("CK_FORK");
+    if (SANITIZED || (fork != NULL && strcmp(fork, "no") == 0))
+        return 10000;
+    return 250000;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void stop_cb(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+static void never(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    ck_abort_msg("the one-day timer fired");
+}
+
+static const struct mode {
+    const char *name;
+    loop_wakeup how;
+    int coalesce;
+} modes[] = {
+    {"pipe", LOOP_WAKEUP_PIPE, 0},
+    {"eventfd", LOOP_WAKEUP_EVENTFD, 0},
+    {"coalesced pipe", LOOP_WAKEUP_PIPE, 1},
+    {"coalesced eventfd", LOOP_WAKEUP_EVENTFD, 1},
+};
+
+static loop_t *new_loop(int mode)
+{
+    loop_t *loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+    ck_assert_msg(loop_set_wakeup(loop, modes[mode].how, modes[mode].coalesce) == 0, "%s",
+                  loop_error(loop));
+    return loop;
+}
+
+static void finish(loop_t *loop)
+{
+    ck_assert_int_eq(loop_close(loop), 0);
+    loop_free(loop);
+}
+
+static loop_t *handle_loop; /* the loop of cancel_from_another_thread */
+
+/* ---- stress ----------------------------------------------------------- */
+
+/* Touched by the loop's thread only, while it runs; read after the join. */
+static long next_seq[NTHREADS], received, expected_total;
+static int out_of_order;
+
+static void count(loop_t *loop, void *arg)
+{
+    uintptr_t v = (uintptr_t)arg;
+    long t = (long)(v >> SEQ_BITS), seq = (long)(v & ((1u << SEQ_BITS) - 1));
+    if (seq != next_seq[t])
+        out_of_order++;
+    next_seq[t] = seq + 1;
+    if (++received == expected_total)
+        loop_stop(loop);
+}
+
+typedef struct sender {
+    loop_t *loop;
+    long id, calls, refused;
+} sender_t;
+
+static void *send_all(void *arg)
+{
+    sender_t *s = arg;
+    for (long i = 0; i < s->calls; i++) {
+        uintptr_t v = ((uintptr_t)s->id << SEQ_BITS) | (uintptr_t)i;
+        if (loop_call_soon_threadsafe(s->loop, count, (void *)v) == NULL)
+            s->refused++;
+        if (i % 4096 == 4095)
+            sleep_ms(1); /* now and then, let the loop catch up and fall asleep */
+    }
+    return NULL;
+}
+
+START_TEST(stress_none_lost_none_twice_order_kept)
+{
+    long calls = stress_calls();
+    loop_t *loop = new_loop(_i);
+    memset(next_seq, 0, sizeof next_seq);
+    received = out_of_order = 0;
+    expected_total = NTHREADS * calls;
+    /* A far timer so that the loop sleeps in select() between bursts. */
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL));
+    sender_t senders[NTHREADS];
+    pthread_t th[NTHREADS];
+    double t0 = now();
+    for (long t = 0; t < NTHREADS; t++) {
+        senders[t] = (sender_t){loop, t, calls, 0};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, send_all, &senders[t]), 0);
+    }
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    for (int t = 0; t < NTHREADS; t++)
+        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+    double t1 = now();
+    printf("stress (%s): %d threads x %ld calls in %.3f s, %lu writes to the self-pipe\n",
+           modes[_i].name, NTHREADS, calls, t1 - t0, loop_wakeup_writes(loop));
+    for (int t = 0; t < NTHREADS; t++) {
+        ck_assert_int_eq(senders[t].refused, 0);
+        ck_assert_int_eq(next_seq[t], calls); /* the last one seen was the last sent */
+    }
+    ck_assert_int_eq(received, expected_total); /* none lost, none twice ... */
+    ck_assert_int_eq(out_of_order, 0);          /* ... each thread's order kept */
+    if (!modes[_i].coalesce)
+        ck_assert_uint_eq(loop_wakeup_writes(loop), (unsigned long)expected_total);
+    finish(loop);
+}
+END_TEST
+
+/* ---- wake-up latency -------------------------------------------------- */
+
+static double woke_at;
+
+static void note_wake(loop_t *loop, void *arg)
+{
+    (void)arg;
+    woke_at = now();
+    loop_stop(loop);
+}
+
+static void *call_after_50ms(void *arg)
+{
+    sleep_ms(50); /* the loop is asleep in select() by then */
+    double *sent_at = arg;
+    *sent_at = now();
+    loop_t *loop = *(loop_t **)(sent_at + 1);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, note_wake, NULL));
+    return NULL;
+}
+
+START_TEST(asleep_on_one_day_timer_wakes_within_ms)
+{
+    loop_t *loop = new_loop(_i);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL));
+    struct {
+        double sent_at;
+        loop_t *loop;
+    } msg = {0, loop};
+    pthread_t th;
+    woke_at = 0;
+    ck_assert_int_eq(pthread_create(&th, NULL, call_after_50ms, &msg), 0);
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    double latency = woke_at - msg.sent_at;
+    printf("wake-up (%s): asleep %.1f ms, woken %.3f ms after the call\n", modes[_i].name,
+           (msg.sent_at - t0) * 1e3, latency * 1e3);
+    ck_assert_msg(latency >= 0 && latency < 0.100, "woken after %.3f s", latency);
+    ck_assert_uint_ge(loop_wakeup_writes(loop), 1);
+    finish(loop);
+}
+END_TEST
+
+/* ---- a full pipe ------------------------------------------------------ */
+
+#define OVERFILL 70000 /* more one-byte writes than a 64 KiB pipe holds */
+
+static long seen;
+
+static void count_up(loop_t *loop, void *arg)
+{
+    (void)arg;
+    if (++seen == OVERFILL)
+        loop_stop(loop);
+}
+
+static void *overfill(void *arg)
+{
+    loop_t *loop = arg;
+    for (int i = 0; i < OVERFILL; i++)
+        ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, count_up, NULL));
+    return NULL;
+}
+
+static void *wake_later(void *arg)
+{
+    sleep_ms(50);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(arg, note_wake, NULL));
+    return NULL;
+}
+
+START_TEST(full_pipe_loses_nothing)
+{
+    loop_t *loop = new_loop(0); /* the pipe: 64 KiB, one byte a call */
+    seen = 0;
+    pthread_t th;
+    /* The loop is not running: nobody drains the pipe, and the writes after
+     * the 65,536th fail with EAGAIN. */
+    ck_assert_int_eq(pthread_create(&th, NULL, overfill, loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_uint_eq(loop_wakeup_writes(loop), OVERFILL);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(seen, OVERFILL);
+    /* The pipe was drained: asleep again, the loop still wakes. */
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL));
+    woke_at = 0;
+    double t0 = now();
+    ck_assert_int_eq(pthread_create(&th, NULL, wake_later, loop), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_msg(woke_at - t0 < 1.0, "the loop slept %.3f s", woke_at - t0);
+    finish(loop);
+}
+END_TEST
+
+/* ---- stop from another thread ----------------------------------------- */
+
+static void *stop_later(void *arg)
+{
+    sleep_ms(20);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(arg, stop_cb, NULL));
+    return NULL;
+}
+
+START_TEST(stop_from_another_thread)
+{
+    loop_t *loop = new_loop(_i);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, stop_later, loop), 0);
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_double_lt(now() - t0, 1.0);
+    finish(loop);
+}
+END_TEST
+
+/* ---- the lost-wake-up window ------------------------------------------ */
+
+/* The wait hook runs on the loop's thread after it has looked at the ready
+ * deque (found it empty: the timeout is the timer's, 1 s) and before the
+ * poll.  A call made by another thread right there -- the hook starts a
+ * thread and waits for it -- must still wake the poll: the coalescing flag
+ * must already say "may be asleep". */
+static int hooked;
+
+static void *call_once(void *arg)
+{
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(arg, note_wake, NULL));
+    return NULL;
+}
+
+static double call_in_the_window(loop_t *loop, double timeout, void *ctx)
+{
+    (void)ctx;
+    if (!hooked++) {
+        ck_assert_double_gt(timeout, 0.5); /* the loop means to sleep */
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, call_once, loop), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+    }
+    return timeout;
+}
+
+START_TEST(call_between_look_and_poll_still_wakes)
+{
+    loop_t *loop = new_loop(_i);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 1.0, stop_cb, NULL));
+    loop_set_wait_hook(loop, call_in_the_window, NULL);
+    hooked = 0;
+    woke_at = 0;
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_msg(woke_at > 0 && woke_at - t0 < 0.5,
+                  "the call made just before the poll was not seen for %.3f s", woke_at - t0);
+    finish(loop);
+}
+END_TEST
+
+/* ---- from the loop's own thread --------------------------------------- */
+
+static char ran[256];
+static int ticks;
+
+static double counting_hook(loop_t *loop, double timeout, void *ctx)
+{
+    (void)ctx;
+    ticks++;
+    if (timeout < 0)
+        loop_stop(loop);
+    return 0;
+}
+
+static void note(loop_t *loop, void *arg)
+{
+    (void)loop;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%s%s@%d", ran[0] ? " " : "", (const char *)arg, ticks);
+    strcat(ran, buf);
+}
+
+static void queues_more(loop_t *loop, void *arg)
+{
+    note(loop, arg);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, note, "c"));
+    ck_assert_ptr_nonnull(loop_call_soon(loop, note, "d"));
+}
+
+START_TEST(loop_thread_calls_are_fifo_with_call_soon)
+{
+    loop_t *loop = loop_new_virtual();
+    ck_assert_ptr_nonnull(loop);
+    loop_set_wait_hook(loop, counting_hook, NULL);
+    ran[0] = '\0';
+    ticks = 0;
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, queues_more, "a"));
+    ck_assert_ptr_nonnull(loop_call_soon(loop, note, "b"));
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    /* The self-pipe's reader runs in ticks 1 and 2 too, and prints nothing:
+     * the ticks are those of call_soon. */
+    ck_assert_str_eq(ran, "a@1 b@1 c@2 d@2");
+    ck_assert_int_eq(ticks, 3); /* the third wait finds nothing: stop */
+    finish(loop);
+}
+END_TEST
+
+/* ---- cancel from another thread --------------------------------------- */
+
+/* Handles are not thread-safe: another thread cancels one by sending a
+ * callback that cancels it on the loop's thread.  The loop's thread
+ * retained the handle before passing it over, so the pointer is valid
+ * whenever that callback runs, even after the timer would have fired. */
+static int fired;
+
+static void fire(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    fired++;
+}
+
+static void cancel_and_release(loop_t *loop, void *arg)
+{
+    (void)loop;
+    handle_cancel(arg);
+    handle_release(arg);
+}
+
+static void *cancel_from_worker(void *arg)
+{
+    handle_t **handles = arg; /* [0]: due in 0.2 s, [1]: already ran */
+    sleep_ms(50);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(handle_loop, cancel_and_release, handles[0]));
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(handle_loop, cancel_and_release, handles[1]));
+    return NULL;
+}
+
+START_TEST(cancel_from_another_thread)
+{
+    loop_t *loop = new_loop(_i);
+    handle_loop = loop;
+    fired = 0;
+    handle_t *handles[2];
+    handles[0] = loop_call_later(loop, 0.2, fire, NULL);
+    handles[1] = loop_call_soon(loop, fire, NULL);
+    handle_retain(handles[0]); /* kept for the worker, on the loop's thread */
+    handle_retain(handles[1]);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 0.4, stop_cb, NULL));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, cancel_from_worker, handles), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(fired, 1); /* the call_soon ran; the timer was cancelled */
+    finish(loop);
+}
+END_TEST
+
+/* ---- refusals --------------------------------------------------------- */
+
+START_TEST(refusals)
+{
+    loop_t *loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+    errno = 0;
+    ck_assert_ptr_null(loop_call_soon_threadsafe(loop, NULL, NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_str_eq(loop_error(loop), ""); /* errno only: see loop.h */
+    ck_assert_int_eq(loop_close(loop), 0);
+    errno = 0;
+    ck_assert_ptr_null(loop_call_soon_threadsafe(loop, note, "x"));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(loop_set_wakeup(loop, LOOP_WAKEUP_PIPE, 0), -1);
+    loop_free(loop);
+
+    loop = loop_new();
+    ck_assert_int_eq(loop_set_wakeup(loop, (loop_wakeup)42, 0), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    finish(loop);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("threadsafe");
+    TCase *tc = tcase_create("threadsafe");
+    tcase_set_timeout(tc, 60);
+    int n = (int)(sizeof modes / sizeof modes[0]);
+    tcase_add_loop_test(tc, stress_none_lost_none_twice_order_kept, 0, n);
+    tcase_add_loop_test(tc, asleep_on_one_day_timer_wakes_within_ms, 0, n);
+    tcase_add_test(tc, full_pipe_loses_nothing);
+    tcase_add_loop_test(tc, stop_from_another_thread, 0, n);
+    tcase_add_loop_test(tc, call_between_look_and_poll_still_wakes, 0, n);
+    tcase_add_test(tc, loop_thread_calls_are_fifo_with_call_soon);
+    tcase_add_loop_test(tc, cancel_from_another_thread, 0, n);
+    tcase_add_test(tc, refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
