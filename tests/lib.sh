@@ -102,21 +102,23 @@ exercises() {
 # $CHECK_LOGS, print "PASS: NAME" or "FAIL: NAME" (with the tail of the log on
 # failure) and append that line to $CHECK_RESULTS, which summary.sh counts.
 # Returns the command's status, so a later step can depend on an earlier one.
+# Its variables are prefixed rec_: the commands it runs are often functions of
+# this file, which share the shell's globals.
 record() {
-    name=$1; shift
-    log="$CHECK_LOGS/$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_').log"
+    rec_name=$1; shift
+    rec_log="$CHECK_LOGS/$(printf '%s' "$rec_name" | tr -c 'A-Za-z0-9._-' '_').log"
     mkdir -p "$CHECK_LOGS" "$(dirname "$CHECK_RESULTS")"
-    "$@" >"$log" 2>&1
-    status=$?
+    "$@" >"$rec_log" 2>&1
+    rec_status=$?
     # Keep Check's own per-suite summary line visible, as its users expect.
-    grep -E '^[0-9]+%: Checks: ' "$log" | sed 's/^/    /'
-    if [ $status -eq 0 ]; then
-        echo "PASS: $name" | tee -a "$CHECK_RESULTS"
+    grep -E '^[0-9]+%: Checks: ' "$rec_log" | sed 's/^/    /'
+    if [ $rec_status -eq 0 ]; then
+        echo "PASS: $rec_name" | tee -a "$CHECK_RESULTS"
     else
-        echo "FAIL: $name" | tee -a "$CHECK_RESULTS"
-        tail -n 25 "$log" | sed 's/^/    | /'
+        echo "FAIL: $rec_name" | tee -a "$CHECK_RESULTS"
+        tail -n 25 "$rec_log" | sed 's/^/    | /'
     fi
-    return $status
+    return $rec_status
 }
 
 # ------------------------------------------------------------- conformance
@@ -136,36 +138,43 @@ applies() {
 
 # conform STAGE LIST: run each scenario named in the file LIST (one path a
 # line) through the stage's trace program and through CPython (batch
-# processes) and compare: the same stdout, or the same error line with exit
-# status 2.  Prints each mismatch with its diff; the first one is kept as
+# processes writing NAME.trace and NAME.err) and compare the two folders
+# with one diff: the same trace, or the same error line (the C program must
+# then exit 2).  Prints each mismatch; the first one is kept as
 # $OUT/conformance/STAGE/first-mismatch for `make conformance` to shrink.
 conform() {
     st=$1; list=$2
     work=$OUT/conformance/$st
-    rm -rf "$work"; mkdir -p "$work/py"
+    rm -rf "$work"; mkdir -p "$work/py" "$work/c"
     xargs -n 2000 "$PYTHON" $CONF/cpython_trace.py --stage "$(stage_num "$st")" --out "$work/py" \
         <"$list" 2>/dev/null
     [ $? -le 123 ] || { echo "the CPython runner failed"; return 1; }
-    bad=0 total=0
+    total=0
+    : >"$work/mismatches"
     while read -r f; do
         total=$((total + 1))
-        name=$(basename "$f" .scn)
-        $RUNNER "$OUT/$st/trace" "$f" >"$work/c.out" 2>"$work/c.err"; rc=$?
-        if [ -f "$work/py/$name.err" ]; then
-            [ $rc -eq 2 ] && [ ! -s "$work/c.out" ] && cmp -s "$work/c.err" "$work/py/$name.err" && continue
-            echo "MISMATCH $f: CPython rejects it:"; cat "$work/py/$name.err"
-            echo "  the C trace (exit $rc) says:"; cat "$work/c.err"
-        else
-            [ $rc -eq 0 ] && [ ! -s "$work/c.err" ] && cmp -s "$work/c.out" "$work/py/$name.trace" && continue
-            echo "MISMATCH $f (C exit $rc; - CPython, + C):"
-            diff -u "$work/py/$name.trace" "$work/c.out" | sed -n '3,40p'
-            cat "$work/c.err"
+        scn=$(basename "$f" .scn)
+        $RUNNER "$OUT/$st/trace" "$f" >"$work/c/$scn.trace" 2>"$work/c/$scn.err"
+        rc=$?
+        # Exit 0 for a trace, 2 for an error line, nothing else.
+        if [ -s "$work/py/$scn.err" ]; then want=2; else want=0; fi
+        if [ $rc -ne $want ]; then
+            echo "$f" >>"$work/mismatches"
+            echo "MISMATCH $f: the C trace exited $rc, CPython's runner $want"
         fi
-        [ $bad -eq 0 ] && echo "$f" >"$work/first-mismatch"
-        bad=$((bad + 1))
     done <"$list"
+    diff -r "$work/py" "$work/c" >"$work/diff" 2>&1
+    sed -n 's|^diff -r [^ ]* .*/c/\(.*\)\.[a-z]*$|\1|p' "$work/diff" | sort -u | while read -r scn; do
+        f=$(grep "/$scn.scn\$" "$list" | head -n 1)
+        echo "$f" >>"$work/mismatches"
+        echo "MISMATCH $f (- CPython, + C):"
+        diff -u "$work/py/$scn.trace" "$work/c/$scn.trace" | sed -n '3,30p'
+        diff -u "$work/py/$scn.err" "$work/c/$scn.err" | sed -n '3,10p'
+    done
+    bad=$(sort -u "$work/mismatches" | grep -c .)
+    head -n 1 "$work/mismatches" >"$work/first-mismatch"
     echo "$total scenarios, $bad mismatches"
-    [ $bad -eq 0 ] && [ $total -gt 0 ]
+    [ "$bad" -eq 0 ] && [ "$total" -gt 0 ]
 }
 
 # fixed_scenarios STAGE: write the list of the hand-written scenarios and the

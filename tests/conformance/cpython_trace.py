@@ -434,8 +434,9 @@ def read_scenario(path):
 USAGE = """usage: cpython_trace.py [--stage N] SCENARIO|-
        cpython_trace.py [--stage N] --out DIR SCENARIO...
 The second form runs many scenarios in one process (starting Python and importing
-asyncio costs far more than running a scenario) and writes DIR/NAME.trace for each
-NAME.scn, or DIR/NAME.err with the error line; exit status: the worst of the runs.
+asyncio costs far more than running a scenario) and writes DIR/NAME.trace (the trace)
+and DIR/NAME.err (the error line) for each NAME.scn, one of them empty; exit
+status: the worst of the runs.
 """
 
 
@@ -483,12 +484,12 @@ def main(argv):
             base = base[:-4]
         out, err = io.StringIO(), io.BytesIO()
         rc = run_one(name, data, stage, out, err)
-        if rc == 0:
-            with open(base + ".trace", "w", encoding="ascii", newline="\n") as f:
-                f.write(out.getvalue())
-        else:
-            with open(base + ".err", "wb") as f:
-                f.write(err.getvalue())
+        # Both files, always (one of them empty), so that a driver can
+        # compare a whole folder of C traces with one `diff -r`.
+        with open(base + ".trace", "w", encoding="ascii", newline="\n") as f:
+            f.write(out.getvalue())
+        with open(base + ".err", "wb") as f:
+            f.write(err.getvalue())
         worst = max(worst, rc)
     return worst
 
