@@ -33,11 +33,13 @@ variant() {
     esac
     # Check forks a child per test by default; valgrind must see the tests
     # themselves, and is slow enough to need Check's timeouts stretched.
-    if [ -n "$RUNNER" ]; then
-        export CK_FORK=no CK_TIMEOUT_MULTIPLIER=20
-    else
-        unset CK_FORK CK_TIMEOUT_MULTIPLIER
-    fi
+    # Sanitizers slow code down several times too, so their Check timeouts
+    # stretch as well (Check's default is 4 s a test).
+    unset CK_FORK CK_TIMEOUT_MULTIPLIER
+    case $1 in
+    valgrind)  export CK_FORK=no CK_TIMEOUT_MULTIPLIER=20 ;;
+    asan|tsan) export CK_TIMEOUT_MULTIPLIER=5 ;;
+    esac
 }
 
 stage_num() { printf '%s' "${1%%-*}"; }
@@ -54,7 +56,7 @@ lib_srcs() { make -s -C "code/$1" print-LIB_SRCS; }
 # libloop.a; prints nothing, leaves $OUT/unit/check_SUITE-STAGE.
 build_suite() {
     mkdir -p "$OUT/unit"
-    $CC $WARN $CFLAGS -I "code/$2" $CHECK_CFLAGS -o "$OUT/unit/check_$1-$2" \
+    $CC $WARN $CFLAGS -I "code/$2" -I tests/support $CHECK_CFLAGS -o "$OUT/unit/check_$1-$2" \
         "tests/unit/check_$1.c" "$OUT/$2/libloop.a" $LDFLAGS $CHECK_LIBS -lpthread
 }
 
@@ -87,7 +89,7 @@ build_exercise() {
     done
     bin=$OUT/exercises/$1/$3/$2
     mkdir -p "$(dirname "$bin")"
-    $CC $WARN $CFLAGS -I "$dir" -I "code/$1" $CHECK_CFLAGS -o "$bin" \
+    $CC $WARN $CFLAGS -I "$dir" -I "code/$1" -I tests/support $CHECK_CFLAGS -o "$bin" \
         $srcs "$dir"/*.c "tests/$1/exercises/$2.c" $LDFLAGS $CHECK_LIBS -lpthread
 }
 
