@@ -28,36 +28,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 /* ---- helpers ----------------------------------------------------------- */
 
-static char ran[2048]; /* names of the callbacks that ran, space-separated */
+/* virtual_loop(): its hook jumps the clock as the default hook does and
+ * stops instead of blocking; finish() closes and frees it.  ran holds the
+ * names of the callbacks that ran, space-separated. */
+#include "vloop.h"
 
 static void note(loop_t *loop, void *arg)
 {
     (void)loop;
-    if (ran[0] != '\0')
-        strcat(ran, " ");
-    strcat(ran, (const char *)arg);
-}
-
-/* Jump the clock as the default hook does; stop instead of blocking. */
-static double hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    if (timeout < 0)
-        loop_stop(loop);
-    else
-        loop_set_time(loop, loop_time(loop) + timeout);
-    return 0;
-}
-
-static loop_t *new_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, hook, NULL);
-    ran[0] = '\0';
-    return loop;
+    label_add(arg);
 }
 
 static void one_tick(loop_t *loop)
@@ -69,12 +52,6 @@ static void one_tick(loop_t *loop)
 static void run_all(loop_t *loop)
 {
     ck_assert_int_eq(loop_run_forever(loop), 0);
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
 }
 
 /* A callback that acts on a handle it was given. */
@@ -99,7 +76,7 @@ static void cancel_target(loop_t *loop, void *arg)
 
 START_TEST(cancel_before_it_runs)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *a = loop_call_soon(loop, note, "a");
     loop_call_soon(loop, note, "b");
     handle_t *t = loop_call_later(loop, 1, note, "t");
@@ -116,7 +93,7 @@ END_TEST
 
 START_TEST(cancel_after_it_ran_needs_a_kept_handle)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *s = loop_call_soon(loop, note, "s");
     handle_t *t = loop_call_later(loop, 1, note, "t");
     handle_retain(s);
@@ -137,7 +114,7 @@ END_TEST
 
 START_TEST(cancel_twice)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *t = loop_call_later(loop, 1, note, "t");
     handle_t *s = loop_call_soon(loop, note, "s");
     handle_cancel(t);
@@ -154,7 +131,7 @@ END_TEST
 
 START_TEST(cancel_itself_from_its_callback)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     act_t soon = {.name = "soon"}, timer = {.name = "timer"};
     soon.self = soon.target = loop_call_soon(loop, cancel_target, &soon);
     timer.self = timer.target = loop_call_later(loop, 1, cancel_target, &timer);
@@ -176,7 +153,7 @@ static void retain_self(loop_t *loop, void *arg)
 
 START_TEST(retain_from_its_callback)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     act_t a = {.name = "a"};
     a.self = loop_call_soon(loop, retain_self, &a);
     run_all(loop);
@@ -190,7 +167,7 @@ END_TEST
 
 START_TEST(cancel_another_in_the_same_tick)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     /* Two timers due in the same tick: the first cancels the second, which
      * is already in the ready deque (not in the heap: no count). */
     act_t first = {.name = "first"};
@@ -210,7 +187,7 @@ END_TEST
 
 START_TEST(cancel_a_later_timer_from_a_callback)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     act_t a = {.name = "a"};
     loop_call_at(loop, 1, cancel_target, &a);
     a.target = loop_call_at(loop, 2, note, "b");
@@ -225,7 +202,7 @@ END_TEST
 
 START_TEST(kept_handles_outlive_the_loop)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *t = loop_call_later(loop, 1, note, "t");
     handle_t *s = loop_call_soon(loop, note, "s");
     handle_t *c = loop_call_later(loop, 5, note, "c");
@@ -247,7 +224,7 @@ END_TEST
 
 START_TEST(release_does_not_cancel)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *t = loop_call_later(loop, 1, note, "t");
     handle_retain(t);
     handle_release(t); /* back to borrowed: the loop still runs it */
@@ -263,7 +240,7 @@ END_TEST
 
 START_TEST(count_rises_once_and_only_for_scheduled_timers)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *t1 = loop_call_later(loop, 1, note, "t1");
     handle_t *t2 = loop_call_later(loop, 2, note, "t2");
     handle_t *s = loop_call_soon(loop, note, "s");
@@ -282,7 +259,7 @@ END_TEST
 
 START_TEST(cancelled_timers_at_the_head_are_popped)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     handle_t *a = loop_call_later(loop, 1, note, "a");
     handle_t *b = loop_call_later(loop, 2, note, "b");
     loop_call_later(loop, 3, note, "c");
@@ -310,7 +287,7 @@ START_TEST(a_due_cancelled_timer_keeps_the_count)
      * pops nothing; step 6 moves both to the ready deque, which skips b.
      * The count still says 1 with an empty heap: CPython's
      * _timer_cancelled_count does the same (it is only reset by a rebuild). */
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     loop_call_at(loop, 1, note, "a");
     handle_t *b = loop_call_at(loop, 1, note, "b");
     handle_cancel(b);
@@ -326,7 +303,7 @@ END_TEST
  * them; run one tick; what is left? */
 static void threshold(loop_rules rules, int n, int c, size_t len, size_t count)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     loop_set_rules(loop, rules);
     handle_t **h = calloc((size_t)n, sizeof *h);
     ck_assert_ptr_nonnull(h);
@@ -363,7 +340,7 @@ static const char rebuilt_order[] =
 
 START_TEST(rebuild_keeps_cpythons_tie_order)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     static char names[110][12];
     handle_t *h[110];
     for (int k = 0; k < 110; k++) {
@@ -381,7 +358,7 @@ END_TEST
 
 START_TEST(cancelled_handles_in_ready_are_skipped)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     act_t a = {.name = "a"};
     loop_call_soon(loop, cancel_target, &a);
     loop_call_soon(loop, note, "b");
@@ -420,9 +397,5 @@ static Suite *cancel_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(cancel_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(cancel_suite());
 }

@@ -23,25 +23,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
+#include "rng.h"
+
 /* ---- items and the model ----------------------------------------------- */
 
-/* Check's ck_assert_* records every assertion that passes, a write to its
- * log each time; the model runs millions of comparisons, so it reports only
- * the ones that fail. */
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg(__VA_ARGS__);                                         \
-    } while (0)
-
+/* item(i), the i-th distinct item, and EXPECT(), which reports only the
+ * failures of the model's millions of comparisons. */
 #define NSLOTS (1u << 18)
-static max_align_t slots[NSLOTS];
-
-/* The i-th distinct item. */
-static handle_t *item(size_t i)
-{
-    return (handle_t *)(void *)&slots[i % NSLOTS];
-}
+#include "model.h"
 
 /* The model: items model.v[front .. back) are in the deque, front first. */
 static struct {
@@ -67,14 +57,7 @@ static void model_free(void)
 /* A small deterministic generator (xorshift32), so that every run and every
  * stage sees the same sequences. */
 static uint32_t rng_state;
-static uint32_t rng(void)
-{
-    uint32_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return rng_state = x;
-}
+static uint32_t rng(void) { return xorshift32(&rng_state); }
 
 static void push(deque_t *d, size_t i)
 {
@@ -306,9 +289,5 @@ static Suite *deque_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(deque_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(deque_suite());
 }

@@ -30,36 +30,17 @@
 #include <stdlib.h>
 
 #include "heap_orders.h"
+#include "check_main.h"
+#include "rng.h"
 
-/* Report only failures: the model makes millions of comparisons. */
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg(__VA_ARGS__);                                         \
-    } while (0)
-
+/* item(i) and id_of(), and EXPECT(), which reports only the failures of the
+ * model's millions of comparisons. */
 #define NSLOTS 8192
-static max_align_t slots[NSLOTS];
+#include "model.h"
 
-static handle_t *item(size_t i)
-{
-    return (handle_t *)(void *)&slots[i % NSLOTS];
-}
-
-static size_t id_of(const handle_t *h)
-{
-    return (size_t)((const max_align_t *)(const void *)h - slots);
-}
-
-/* A small fixed PRNG (xorshift64*), so every run makes the same moves. */
+/* A small fixed PRNG, so every run makes the same moves. */
 static uint64_t rng_state;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1DULL;
-}
+static uint64_t rng(void) { return xorshift64star(&rng_state); }
 
 static void check_invariant(const heap_t *h)
 {
@@ -297,9 +278,5 @@ static Suite *heap_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(heap_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(heap_suite());
 }

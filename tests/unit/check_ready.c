@@ -30,6 +30,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 /* ---- helpers ----------------------------------------------------------- */
 
 /* The order in which callbacks ran, as a string of their one-letter names. */
@@ -59,12 +61,10 @@ struct step {
 
 static void step_cb(loop_t *loop, void *arg);
 
-static void step_init(struct step *s, char name)
-{
-    memset(s, 0, sizeof *s);
-    s->name = name;
-    s->fd = s->unwatch_reader = s->unwatch_writer = s->rewatch_fd = -1;
-}
+/* A step that only records its name:  struct step a = STEP('a'); */
+#define STEP(c) \
+    ((struct step){.name = (c), .fd = -1, .unwatch_reader = -1, .unwatch_writer = -1, \
+                   .rewatch_fd = -1})
 
 static void step_cb(loop_t *loop, void *arg)
 {
@@ -131,10 +131,7 @@ static void close_pair(int sv[2])
 START_TEST(test_fifo)
 {
     loop_t *loop = new_loop();
-    struct step a, b, c;
-    step_init(&a, 'a');
-    step_init(&b, 'b');
-    step_init(&c, 'c');
+    struct step a = STEP('a'), b = STEP('b'), c = STEP('c');
     soon(loop, &a);
     soon(loop, &b);
     soon(loop, &c);
@@ -151,14 +148,8 @@ END_TEST
 START_TEST(test_nested_after_queued)
 {
     loop_t *loop = new_loop();
-    struct step a, b, c, x, y, z, w;
-    step_init(&a, 'a');
-    step_init(&b, 'b');
-    step_init(&c, 'c');
-    step_init(&x, 'x');
-    step_init(&y, 'y');
-    step_init(&z, 'z');
-    step_init(&w, 'w');
+    struct step a = STEP('a'), b = STEP('b'), c = STEP('c'), x = STEP('x'), y = STEP('y'),
+                z = STEP('z'), w = STEP('w');
     a.then[0] = &x;
     a.then[1] = &y;
     c.then[0] = &z;
@@ -203,8 +194,7 @@ END_TEST
 START_TEST(test_distinct_handles)
 {
     loop_t *loop = new_loop();
-    struct step a;
-    step_init(&a, 'a');
+    struct step a = STEP('a');
     handle_t *h1 = loop_call_soon(loop, step_cb, &a);
     handle_t *h2 = loop_call_soon(loop, step_cb, &a);
     ck_assert_ptr_nonnull(h1);
@@ -227,8 +217,7 @@ START_TEST(test_null_callback_refused)
     ck_assert_int_eq(errno, EINVAL);
     ck_assert_str_ne(loop_error(loop), "");
     /* Nothing was queued: one tick runs nothing. */
-    struct step a;
-    step_init(&a, 'a');
+    struct step a = STEP('a');
     soon(loop, &a);
     loop_stop(loop);
     run(loop);
@@ -240,8 +229,7 @@ END_TEST
 START_TEST(test_closed_loop_refused)
 {
     loop_t *loop = new_loop();
-    struct step a;
-    step_init(&a, 'a');
+    struct step a = STEP('a');
     ck_assert_int_eq(loop_close(loop), 0);
     errno = 0;
     ck_assert_ptr_null(loop_call_soon(loop, step_cb, &a));
@@ -258,8 +246,7 @@ END_TEST
 START_TEST(test_close_drops_queued)
 {
     loop_t *loop = new_loop();
-    struct step a;
-    step_init(&a, 'a');
+    struct step a = STEP('a');
     soon(loop, &a);
     soon(loop, &a);
     done(loop);
@@ -281,11 +268,7 @@ START_TEST(test_io_after_queued_before_poll)
     int sv[2];
     readable_pair(sv);
     loop_t *loop = new_loop();
-    struct step a, b, r, c;
-    step_init(&a, 'a');
-    step_init(&b, 'b');
-    step_init(&r, 'r');
-    step_init(&c, 'c');
+    struct step a = STEP('a'), b = STEP('b'), r = STEP('r'), c = STEP('c');
     a.then[0] = &c;
     r.fd = sv[1];
     r.unwatch_reader = sv[1];
@@ -310,10 +293,7 @@ START_TEST(test_removed_reader_not_called)
     readable_pair(p1);
     readable_pair(p2);
     loop_t *loop = new_loop();
-    struct step a, r1, r2;
-    step_init(&a, 'a');
-    step_init(&r1, '1');
-    step_init(&r2, '2');
+    struct step a = STEP('a'), r1 = STEP('1'), r2 = STEP('2');
     r1.fd = p1[1];
     r1.unwatch_reader = p1[1];
     r2.fd = p2[1];
@@ -337,9 +317,7 @@ START_TEST(test_removed_writer_not_called)
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     loop_t *loop = new_loop();
-    struct step a, w;
-    step_init(&a, 'a');
-    step_init(&w, 'w');
+    struct step a = STEP('a'), w = STEP('w');
     a.unwatch_writer = sv[0];
     a.stop = 1;
     ck_assert_int_eq(loop_add_writer(loop, sv[0], step_cb, &w), 0);
@@ -360,10 +338,7 @@ START_TEST(test_replaced_reader)
     int sv[2];
     readable_pair(sv);
     loop_t *loop = new_loop();
-    struct step a, old, new;
-    step_init(&a, 'a');
-    step_init(&old, 'o');
-    step_init(&new, 'n');
+    struct step a = STEP('a'), old = STEP('o'), new = STEP('n');
     if (_i == 0)
         a.unwatch_reader = sv[1];
     a.rewatch_fd = sv[1];
@@ -391,9 +366,7 @@ START_TEST(test_reader_removes_itself)
     int sv[2];
     readable_pair(sv);
     loop_t *loop = new_loop();
-    struct step r, b;
-    step_init(&r, 'r');
-    step_init(&b, 'b');
+    struct step r = STEP('r'), b = STEP('b');
     r.fd = sv[1];
     r.unwatch_reader = sv[1];
     r.then[0] = &b;
@@ -416,9 +389,7 @@ START_TEST(test_stop_then_run_is_one_tick)
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     loop_t *loop = new_loop();
-    struct step a, w;
-    step_init(&a, 'a');
-    step_init(&w, 'w');
+    struct step a = STEP('a'), w = STEP('w');
     ck_assert_int_eq(loop_add_writer(loop, sv[0], step_cb, &w), 0);
     soon(loop, &a);
     loop_stop(loop);
@@ -437,9 +408,7 @@ END_TEST
 START_TEST(test_stop_from_callback)
 {
     loop_t *loop = new_loop();
-    struct step a, b;
-    step_init(&a, 'a');
-    step_init(&b, 'b');
+    struct step a = STEP('a'), b = STEP('b');
     a.stop = 1;
     soon(loop, &a);
     soon(loop, &b);
@@ -482,9 +451,5 @@ static Suite *ready_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(ready_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(ready_suite());
 }

@@ -26,46 +26,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* "name@tick" of each callback run, space-separated. */
-static char ran[1024];
-static int ticks;
-static double timeouts[256];
+#include "check_main.h"
 
-static double counting_hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    if (ticks < 256)
-        timeouts[ticks] = timeout;
-    ticks++;
-    if (timeout < 0)
-        loop_stop(loop); /* nothing left: end the test instead of blocking */
-    else
-        loop_set_time(loop, loop_time(loop) + timeout);
-    return 0;
-}
-
-static loop_t *new_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, counting_hook, NULL);
-    ran[0] = '\0';
-    ticks = 0;
-    return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
-}
+/* virtual_loop(): ticks counted, timeouts[] recorded; "name@tick" of each
+ * callback run, space-separated, in ran. */
+#include "vloop.h"
 
 static void note(loop_t *loop, void *arg)
 {
     (void)loop;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s%s@%d", ran[0] ? " " : "", (const char *)arg, ticks);
-    strcat(ran, buf);
+    label_add_at(arg, ticks);
 }
 
 static void queues_inner(loop_t *loop, void *arg)
@@ -76,7 +46,7 @@ static void queues_inner(loop_t *loop, void *arg)
 
 START_TEST(nested_soon_runs_next_tick)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     loop_call_later(loop, 0, note, "t0");
     loop_call_soon(loop, queues_inner, "outer");
     loop_call_soon(loop, note, "second");
@@ -90,7 +60,7 @@ END_TEST
 /* Article 000, 6.1.4, tick by tick. */
 START_TEST(soon_before_later0_same_tick)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     loop_call_later(loop, 0, note, "later0");
     loop_call_soon(loop, note, "soon");
     loop_call_soon(loop, note, "soon2");
@@ -112,7 +82,7 @@ static void chain(loop_t *loop, void *arg)
 
 START_TEST(one_link_per_tick)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     links = 0;
     loop_call_soon(loop, chain, "c");
     ck_assert_int_eq(loop_run_forever(loop), 0);
@@ -131,13 +101,13 @@ static void stops(loop_t *loop, void *arg)
 
 START_TEST(stop_finishes_the_snapshot)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     loop_call_soon(loop, stops, "a");
     loop_call_soon(loop, note, "b");
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_str_eq(ran, "a@1 b@1");
     ticks = 0;
-    ran[0] = '\0';
+    labels_reset();
     loop_stop(loop); /* one more tick runs what was left */
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_str_eq(ran, "queued_after_stop@1");
@@ -171,7 +141,7 @@ START_TEST(spin_does_not_starve_io)
 {
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     ck_assert_int_eq(write(sv[0], "x", 1), 1);
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     spins = 0;
     ck_assert_int_eq(loop_add_reader(loop, sv[1], reader, NULL), 0);
     loop_call_soon(loop, spin, NULL);
@@ -199,9 +169,5 @@ static Suite *snapshot_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(snapshot_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(snapshot_suite());
 }

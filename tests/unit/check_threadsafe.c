@@ -37,6 +37,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
+#include "vloop.h" /* virtual_loop(), finish(), ticks, ran */
+
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #elif defined(__has_feature)
@@ -106,12 +109,6 @@ static loop_t *new_loop(int mode)
     ck_assert_msg(loop_set_wakeup(loop, modes[mode].how, modes[mode].coalesce) == 0, "%s",
                   loop_error(loop));
     return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
 }
 
 static loop_t *handle_loop; /* the loop of cancel_from_another_thread */
@@ -348,24 +345,10 @@ END_TEST
 
 /* ---- from the loop's own thread --------------------------------------- */
 
-static char ran[256];
-static int ticks;
-
-static double counting_hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout < 0)
-        loop_stop(loop);
-    return 0;
-}
-
 static void note(loop_t *loop, void *arg)
 {
     (void)loop;
-    char buf[32];
-    snprintf(buf, sizeof buf, "%s%s@%d", ran[0] ? " " : "", (const char *)arg, ticks);
-    strcat(ran, buf);
+    label_add_at(arg, ticks); /* "name@tick" */
 }
 
 static void queues_more(loop_t *loop, void *arg)
@@ -377,11 +360,7 @@ static void queues_more(loop_t *loop, void *arg)
 
 START_TEST(loop_thread_calls_are_fifo_with_call_soon)
 {
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, counting_hook, NULL);
-    ran[0] = '\0';
-    ticks = 0;
+    loop_t *loop = virtual_loop(); /* its wait hook counts the ticks */
     ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, queues_more, "a"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, note, "b"));
     ck_assert_int_eq(loop_run_forever(loop), 0);
@@ -488,9 +467,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(suite());
 }

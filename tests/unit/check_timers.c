@@ -27,66 +27,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 /* ---- helpers ----------------------------------------------------------- */
 
-/* What ran, in order, by name, space-separated; and when. */
-static char ran[512];
-static double ran_at[64];
-static int nran;
+/* virtual_loop(): its wait hook records each timeout the loop asked for
+ * (timeouts[0 .. ticks)) and jumps the clock as the default hook does; with
+ * nothing to wait for (-1) it stops the loop, so that no test can block. */
+#include "vloop.h"
 
-static void reset(void)
-{
-    ran[0] = '\0';
-    nran = 0;
-}
+/* What ran, in order, by name, space-separated (ran, labels.h); and when. */
+static double ran_at[64];
 
 static void note(loop_t *loop, void *arg)
 {
-    const char *name = arg;
-    if (ran[0] != '\0')
-        strcat(ran, " ");
-    strcat(ran, name);
-    ran_at[nran++] = loop_time(loop);
+    ran_at[nran] = loop_time(loop);
+    label_add(arg);
 }
 
 static void note_and_stop(loop_t *loop, void *arg)
 {
     note(loop, arg);
     loop_stop(loop);
-}
-
-/* The wait hook of the tests: records each timeout the loop asked for and
- * jumps the clock as the default hook does; with nothing to wait for
- * (-1) it stops the loop, so that no test can block. */
-static double timeouts[64];
-static int ntimeouts;
-
-static double recording_hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    if (ntimeouts < 64)
-        timeouts[ntimeouts++] = timeout;
-    if (timeout < 0)
-        loop_stop(loop);
-    else
-        ck_assert_int_eq(loop_set_time(loop, loop_time(loop) + timeout), 0);
-    return 0;
-}
-
-static loop_t *virtual_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    ntimeouts = 0;
-    reset();
-    loop_set_wait_hook(loop, recording_hook, NULL);
-    return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
 }
 
 /* ---- the clock ----------------------------------------------------------- */
@@ -129,7 +91,7 @@ END_TEST
 START_TEST(autojump)
 {
     loop_t *loop = loop_new_virtual();
-    reset();
+    labels_reset();
     ck_assert_ptr_nonnull(loop_call_later(loop, 3600, note_and_stop, "hour"));
     ck_assert_ptr_nonnull(loop_call_later(loop, 60, note, "minute"));
     ck_assert_int_eq(loop_run_forever(loop), 0);
@@ -164,7 +126,7 @@ START_TEST(negative_delays)
     loop_call_later(loop, 0, note_and_stop, "c");
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_str_eq(ran, "b a c");
-    ck_assert_int_eq(ntimeouts, 1); /* all due in the first tick */
+    ck_assert_int_eq(ticks, 1); /* all due in the first tick */
     finish(loop);
 }
 END_TEST
@@ -216,7 +178,7 @@ START_TEST(later0_from_callback_runs_next_tick)
     loop_call_soon(loop, schedules_later0, "outer");
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_str_eq(ran, "outer inner");
-    ck_assert_int_eq(ntimeouts, 2);
+    ck_assert_int_eq(ticks, 2);
     ck_assert(timeouts[1] == 0); /* the timer was already due */
     finish(loop);
 }
@@ -237,7 +199,7 @@ static double still_hook(loop_t *loop, double timeout, void *ctx)
 START_TEST(due_within_clock_resolution)
 {
     loop_t *loop = loop_new_virtual(); /* clock_resolution 1e-9 */
-    reset();
+    labels_reset();
     still_ticks = 0;
     loop_set_wait_hook(loop, still_hook, NULL);
     loop_call_at(loop, 0.5e-9, note, "within");
@@ -258,13 +220,13 @@ START_TEST(timeout_zero_when_ready_or_stopping)
     loop_call_soon(loop, note, "now");
     loop_stop(loop);
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_int_eq(ntimeouts, 1);
+    ck_assert_int_eq(ticks, 1);
     ck_assert(timeouts[0] == 0);
 
-    ntimeouts = 0;
+    ticks = 0;
     loop_stop(loop); /* nothing ready, but a stop: do not wait for "far" */
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_int_eq(ntimeouts, 1);
+    ck_assert_int_eq(ticks, 1);
     ck_assert(timeouts[0] == 0);
     finish(loop);
 }
@@ -276,7 +238,7 @@ START_TEST(timeout_until_nearest_timer)
     loop_call_later(loop, 7.25, note_and_stop, "b");
     loop_call_later(loop, 2.5, note, "a");
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_int_eq(ntimeouts, 2);
+    ck_assert_int_eq(ticks, 2);
     ck_assert(timeouts[0] == 2.5);
     ck_assert(timeouts[1] == 7.25 - 2.5);
     finish(loop);
@@ -288,7 +250,7 @@ START_TEST(timeout_clamped_to_a_day)
     loop_t *loop = virtual_loop();
     loop_call_later(loop, 200000, note_and_stop, "far");
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_int_eq(ntimeouts, 3); /* 86400 + 86400 + 27200 */
+    ck_assert_int_eq(ticks, 3); /* 86400 + 86400 + 27200 */
     ck_assert(timeouts[0] == 86400 && timeouts[1] == 86400);
     ck_assert(timeouts[2] == 200000 - 2 * 86400.0);
     ck_assert(ran_at[0] == 200000);
@@ -302,7 +264,7 @@ START_TEST(timeout_zero_for_overdue_timer)
     ck_assert_int_eq(loop_set_time(loop, 10), 0);
     loop_call_at(loop, 3, note_and_stop, "overdue"); /* when - now = -7 */
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_int_eq(ntimeouts, 1);
+    ck_assert_int_eq(ticks, 1);
     ck_assert(timeouts[0] == 0 && !signbit(timeouts[0]));
     ck_assert(ran_at[0] == 10);
     finish(loop);
@@ -313,7 +275,7 @@ START_TEST(timeout_block_when_nothing)
 {
     loop_t *loop = virtual_loop();
     ck_assert_int_eq(loop_run_forever(loop), 0); /* the hook stops it */
-    ck_assert_int_eq(ntimeouts, 1);
+    ck_assert_int_eq(ticks, 1);
     ck_assert(timeouts[0] < 0);
     finish(loop);
 }
@@ -365,7 +327,7 @@ END_TEST
 START_TEST(real_clock_timer)
 {
     loop_t *loop = loop_new();
-    reset();
+    labels_reset();
     double t0 = loop_time(loop);
     ck_assert_ptr_nonnull(loop_call_later(loop, 0.030, note_and_stop, "t"));
     ck_assert_int_eq(loop_run_forever(loop), 0);
@@ -402,9 +364,5 @@ static Suite *timers_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(timers_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(timers_suite());
 }

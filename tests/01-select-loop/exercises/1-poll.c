@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 struct probe {
     int calls;
     int fd;
@@ -277,9 +279,5 @@ int main(void)
     tcase_add_test(tc, stop_makes_a_nonblocking_tick);
     tcase_add_test(tc, hangup_reaches_the_reader);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

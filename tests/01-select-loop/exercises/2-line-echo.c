@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 static loop_t *loop;
 static int client, server;
 static struct line_echo echo;
@@ -231,9 +233,5 @@ int main(void)
     tcase_add_test(tc, hang_up_on_overlong_line);
     tcase_add_test(tc, longest_line_fits);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 #define BIG (1024 * 1024)
 
 static loop_t *loop;
@@ -151,9 +153,5 @@ int main(void)
     tcase_add_test(tc, megabyte_arrives_whole);
     tcase_add_test(tc, peer_gone_is_an_error);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(su);
 }

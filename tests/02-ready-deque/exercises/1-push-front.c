@@ -17,15 +17,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg(__VA_ARGS__);                                         \
-    } while (0)
+#include "check_main.h"
+#include "rng.h"
 
+/* item(i): the i-th distinct item (a handle_t * the deque stores but never
+ * reads); EXPECT(cond, message): fail with the message unless cond. */
 #define NSLOTS 100000
-static max_align_t slots[NSLOTS];
-static handle_t *item(size_t i) { return (handle_t *)(void *)&slots[i % NSLOTS]; }
+#include "model.h"
 
 /* Model: items m[lo .. hi), front first, starting from the middle. */
 #define MID 300000
@@ -116,10 +114,7 @@ START_TEST(test_random_mix)
     deque_init(&d);
     model_reset();
     for (int step = 0; step < 100000; step++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        switch (x % 5) {
+        switch (xorshift32(&x) % 5) {
         case 0: case 1: front(&d); break;
         case 2: back(&d); break;
         default: pop(&d); break;
@@ -152,9 +147,5 @@ int main(void)
     tcase_add_loop_test(tc, test_random_mix, 0, 3);
     tcase_add_test(tc, test_null_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -15,15 +15,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            ck_abort_msg(__VA_ARGS__);                                         \
-    } while (0)
+#include "check_main.h"
+#include "rng.h"
 
+/* item(i): the i-th distinct item (a handle_t * the deque stores but never
+ * reads); EXPECT(cond, message): fail with the message unless cond. */
 #define NSLOTS 100000
-static max_align_t slots[NSLOTS];
-static handle_t *item(size_t i) { return (handle_t *)(void *)&slots[i % NSLOTS]; }
+#include "model.h"
 
 /* Model: item #i is the i-th pushed; items #lo .. #hi-1 are queued. */
 static size_t lo, hi;
@@ -47,6 +45,14 @@ static void pop(deque_t *d)
            want, hi - lo + 1);
 }
 
+/* Pop everything, in order, then once more from the empty deque. */
+static void drain(deque_t *d)
+{
+    while (lo < hi)
+        pop(d);
+    pop(d);
+}
+
 /* Unwrapped growth: pushes only.  This passes before the repair, too. */
 START_TEST(test_grow_without_wrap)
 {
@@ -55,9 +61,7 @@ START_TEST(test_grow_without_wrap)
     lo = hi = 0;
     for (int i = 0; i < 5000; i++)
         push(&d);
-    while (lo < hi)
-        pop(&d);
-    pop(&d);
+    drain(&d);
     deque_free(&d);
 }
 END_TEST
@@ -78,9 +82,7 @@ START_TEST(test_grow_while_wrapped)
             }
             for (size_t i = 0; i < 100; i++)
                 push(&d);
-            while (lo < hi)
-                pop(&d);
-            pop(&d);
+            drain(&d);
             deque_free(&d);
         }
     }
@@ -95,17 +97,12 @@ START_TEST(test_random)
     deque_init(&d);
     lo = hi = 0;
     for (int step = 0; step < 300000; step++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        if (x % 100 < 55)
+        if (xorshift32(&x) % 100 < 55)
             push(&d);
         else
             pop(&d);
     }
-    while (lo < hi)
-        pop(&d);
-    pop(&d);
+    drain(&d);
     deque_free(&d);
 }
 END_TEST
@@ -118,9 +115,5 @@ int main(void)
     tcase_add_test(tc, test_grow_while_wrapped);
     tcase_add_test(tc, test_random);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

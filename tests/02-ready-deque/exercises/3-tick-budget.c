@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 static loop_t *new_loop(size_t budget)
 {
     loop_t *loop = loop_new();
@@ -215,9 +217,5 @@ int main(void)
     tcase_add_test(tc, test_reader_not_starved);
     tcase_add_test(tc, test_io_handle_queued_once);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -19,25 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "rng.h"
+
 /* The heap never dereferences handles: use the addresses of array slots,
  * whose index is the entry's identity. */
 #define NSLOTS 4096
-static max_align_t slots[NSLOTS];
-static handle_t *item(size_t i) { return (handle_t *)(void *)&slots[i]; }
-static size_t id_of(const handle_t *h)
-{
-    return (size_t)((const max_align_t *)(const void *)h - slots);
-}
+#include "model.h" /* item(i), the i-th handle, and id_of(item(i)) == i */
 
-/* A small fixed PRNG (xorshift64*), so every run makes the same moves. */
+/* A small fixed PRNG, so every run makes the same moves. */
 static uint64_t rng_state;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ULL;
-}
+static uint64_t rng(void) { return xorshift64star(&rng_state); }
 
 /* ---- the heap alone ------------------------------------------------------ */
 
@@ -124,47 +116,23 @@ END_TEST
 
 /* ---- through the loop ------------------------------------------------------ */
 
-static char ran[4096];
-static int order[1024], nran;
+/* virtual_loop() makes a loop on a virtual clock whose wait hook jumps the
+ * clock like the default one, but stops the loop when there is nothing left
+ * to wait for, so no test can block; finish(loop) closes and frees it.
+ * Each timer's callback adds its number to the string `ran` (space-
+ * separated) and to order[]; nran counts them. */
+#include "vloop.h"
+
+static int order[1024];
 
 static void note(loop_t *loop, void *arg)
 {
     (void)loop;
-    char buf[32];
-    snprintf(buf, sizeof buf, "%s%d", ran[0] ? " " : "", (int)(intptr_t)arg);
-    if (strlen(ran) + strlen(buf) < sizeof ran)
-        strcat(ran, buf);
+    char num[16];
+    snprintf(num, sizeof num, "%d", (int)(intptr_t)arg);
     if (nran < 1024)
         order[nran] = (int)(intptr_t)arg;
-    nran++;
-}
-
-/* A wait hook that jumps the clock like the default one, but stops the
- * loop when there is nothing left to wait for, so no test can block. */
-static double hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    if (timeout < 0)
-        loop_stop(loop);
-    else
-        ck_assert_int_eq(loop_set_time(loop, loop_time(loop) + timeout), 0);
-    return 0;
-}
-
-static loop_t *virtual_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, hook, NULL);
-    ran[0] = '\0';
-    nran = 0;
-    return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
+    label_add(num); /* and nran++ */
 }
 
 static void expect_ran(const char *want)
@@ -277,9 +245,5 @@ int main(void)
     tcase_add_test(tc, tie_scheduled_from_a_callback_goes_last);
     tcase_add_test(tc, loop_order_is_a_stable_sort);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 #define STAGE 3
 #define TICK_LIMIT 100000
 #define SCENARIOS "code/03-timer-heap/exercises/2-predict/"
@@ -256,9 +258,5 @@ int main(void)
     tcase_add_loop_test(tc, prediction_matches_the_loop, 0,
                         (int)(sizeof names / sizeof names[0]));
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -19,6 +19,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "check_main.h"
+
 /* ---- a virtual loop that can wake up late ---------------------------------- */
 
 static double lateness; /* seconds added to every wait */
@@ -229,9 +231,5 @@ int main(void)
     tcase_add_test(tc, callback_can_stop_it);
     tcase_add_test(tc, two_timers);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -19,44 +19,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* "name@tick" of each callback run, space-separated; ticks are counted by
- * the wait hook, which the loop calls once per tick. */
-static char ran[2048];
-static int ticks;
+#include "check_main.h"
 
-static double counting_hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout < 0)
-        loop_stop(loop); /* nothing left to wait for: end the run, do not block */
-    else
-        loop_set_time(loop, loop_time(loop) + timeout);
-    return 0;
-}
-
-static loop_t *new_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, counting_hook, NULL);
-    ran[0] = '\0';
-    ticks = 0;
-    return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
-}
+/* virtual_loop() makes a loop on a virtual clock whose wait hook counts the
+ * ticks in `ticks` (the loop calls it once per tick) and stops the loop
+ * when there is nothing left to wait for; finish(loop) closes and frees it.
+ * Each callback adds "name@tick" to the string `ran`, space-separated. */
+#include "vloop.h"
 
 static void note(loop_t *loop, void *arg)
 {
     (void)loop;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s%s@%d", ran[0] ? " " : "", (const char *)arg, ticks);
-    strcat(ran, buf);
+    label_add_at(arg, ticks);
 }
 
 /* ---- one tick runs what was there when step 6 began ------------------- */
@@ -70,7 +44,7 @@ static void queues_two(loop_t *loop, void *arg)
 
 START_TEST(test_one_tick_runs_the_snapshot)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     ck_assert_ptr_nonnull(loop_call_soon(loop, queues_two, "first"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, note, "second"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, note, "third"));
@@ -97,7 +71,7 @@ static void queues_inner(loop_t *loop, void *arg)
 START_TEST(test_nested_soon_runs_next_tick)
 {
     /* tests/04-snapshot/nested-soon.scn, in C. */
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     ck_assert_ptr_nonnull(loop_call_later(loop, 0, note, "t0"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, queues_inner, "outer"));
     ck_assert_ptr_nonnull(loop_call_later(loop, 0.5, note, "t1"));
@@ -129,7 +103,7 @@ static void make_pair_with_a_byte(void)
 
 START_TEST(test_io_and_due_timers_are_in_the_snapshot)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     make_pair_with_a_byte();
     ck_assert_ptr_nonnull(loop_call_later(loop, 0, note, "timer"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, note, "soon"));
@@ -178,7 +152,7 @@ static void start(loop_t *loop, void *arg)
 
 START_TEST(test_spin_does_not_starve_a_reader)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     make_pair_with_a_byte();
     spins = 0;
     spins_when_read = -1;
@@ -215,7 +189,7 @@ static void queues_d(loop_t *loop, void *arg)
 START_TEST(test_stop_finishes_the_snapshot_only)
 {
     /* tests/conformance/scenarios/stop-in-callback.scn, in C. */
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     ck_assert_ptr_nonnull(loop_call_soon(loop, stopper, "a"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, queues_d, "b"));
     ck_assert_ptr_nonnull(loop_call_soon(loop, note, "c"));
@@ -238,9 +212,5 @@ int main(void)
     tcase_add_test(tc, test_spin_does_not_starve_a_reader);
     tcase_add_test(tc, test_stop_finishes_the_snapshot_only);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -21,43 +21,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* "what@tick" of each step run, space-separated; ticks are counted by the
- * wait hook, which the loop calls once per tick. */
-static char ran[4096];
-static int ticks;
+#include "check_main.h"
 
-static double counting_hook(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout < 0)
-        loop_stop(loop); /* nothing left to wait for: end the run, do not block */
-    else
-        loop_set_time(loop, loop_time(loop) + timeout);
-    return 0;
-}
-
-static loop_t *new_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    ck_assert_ptr_nonnull(loop);
-    loop_set_wait_hook(loop, counting_hook, NULL);
-    ran[0] = '\0';
-    ticks = 0;
-    return loop;
-}
-
-static void finish(loop_t *loop)
-{
-    ck_assert_int_eq(loop_close(loop), 0);
-    loop_free(loop);
-}
+/* virtual_loop() makes a loop on a virtual clock whose wait hook counts the
+ * ticks in `ticks` (the loop calls it once per tick) and stops the loop
+ * when there is nothing left to wait for; finish(loop) closes and frees it.
+ * Each step adds "what@tick" to the string `ran`, space-separated. */
+#include "vloop.h"
 
 static void note(const char *what)
 {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s%s@%d", ran[0] ? " " : "", what, ticks);
-    strcat(ran, buf);
+    label_add_at(what, ticks);
 }
 
 /* A task of three steps that yields after the first two: in Python,
@@ -72,7 +46,7 @@ static double three_steps(task_t *task, void *arg)
 
 START_TEST(test_two_tasks_interleave)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     task_t a, b;
     ck_assert_int_eq(task_start(&a, loop, three_steps, "A"), 0);
     ck_assert_int_eq(task_start(&b, loop, three_steps, "B"), 0);
@@ -114,7 +88,7 @@ static double busy(task_t *task, void *arg)
 
 START_TEST(test_a_reader_runs_between_steps)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
     ck_assert_int_eq(write(pair[1], "x", 1), 1);
     steps_when_read = -1;
@@ -153,7 +127,7 @@ static void timer(loop_t *loop, void *arg)
 
 START_TEST(test_sleep_resumes_a_tick_after_its_timer)
 {
-    loop_t *loop = new_loop();
+    loop_t *loop = virtual_loop();
     task_t c;
     ck_assert_int_eq(task_start(&c, loop, sleeps, "C"), 0);
     ck_assert_ptr_nonnull(loop_call_later(loop, 0.1, timer, "timer"));
@@ -176,9 +150,5 @@ int main(void)
     tcase_add_test(tc, test_a_reader_runs_between_steps);
     tcase_add_test(tc, test_sleep_resumes_a_tick_after_its_timer);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

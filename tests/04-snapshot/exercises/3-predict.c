@@ -16,55 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_main.h"
+#include "trace_run.h" /* run_trace(): runs the stage's trace program */
+
+#define STAGE "04-snapshot"
 #define SCENARIO "tests/04-snapshot/exercises/3-predict.scn"
 
 extern const char *const predicted_asyncio;
 extern const char *const predicted_miniloop;
-
-/* ---- running the stage's trace program -------------------------------- */
-
-/* build/04-snapshot/trace, found from this test's own path:
- * BUILD/exercises/04-snapshot/KIND/NAME -> BUILD/04-snapshot/trace, so that
- * the sanitizer build's test runs the sanitizer build's trace.  The
- * environment variable TRACE overrides it. */
-static const char *trace_program(void)
-{
-    static char path[2100];
-    const char *env = getenv("TRACE");
-    if (env != NULL)
-        return env;
-    char exe[2048];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_msg(n > 0, "cannot read /proc/self/exe; set TRACE=path/to/trace");
-    exe[n] = '\0';
-    for (int up = 0; up < 4; up++) {
-        char *slash = strrchr(exe, '/');
-        ck_assert_msg(slash != NULL, "unexpected test path; set TRACE=path/to/trace");
-        *slash = '\0';
-    }
-    snprintf(path, sizeof path, "%s/04-snapshot/trace", exe);
-    ck_assert_msg(access(path, X_OK) == 0, "no trace program at %s: build the stage "
-                  "first (make -C code/04-snapshot), or set TRACE", path);
-    return path;
-}
-
-/* Run `trace [--rules=miniloop] FILE` and return its exit status; its
- * standard output (and error) is left in `out`. */
-static int run_trace(const char *file, bool miniloop, char *out, size_t cap)
-{
-    char cmd[4608];
-    snprintf(cmd, sizeof cmd, "'%s' %s'%s' 2>&1", trace_program(),
-             miniloop ? "--rules=miniloop " : "", file);
-    FILE *p = popen(cmd, "r");
-    ck_assert_msg(p != NULL, "cannot run %s", cmd);
-    size_t len = fread(out, 1, cap - 1, p);
-    out[len] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* Compare line by line; fail at the first line that differs. */
 static void compare(const char *rules, const char *predicted, const char *actual)
@@ -89,7 +50,7 @@ static void compare(const char *rules, const char *predicted, const char *actual
 START_TEST(test_asyncio_rules)
 {
     char out[8192];
-    ck_assert_int_eq(run_trace(SCENARIO, false, out, sizeof out), 0);
+    ck_assert_int_eq(run_trace(STAGE, SCENARIO, false, out, sizeof out), 0);
     compare("asyncio's", predicted_asyncio, out);
 }
 END_TEST
@@ -97,7 +58,7 @@ END_TEST
 START_TEST(test_miniloop_rules)
 {
     char out[8192];
-    ck_assert_int_eq(run_trace(SCENARIO, true, out, sizeof out), 0);
+    ck_assert_int_eq(run_trace(STAGE, SCENARIO, true, out, sizeof out), 0);
     compare("MiniLoop's", predicted_miniloop, out);
 }
 END_TEST
@@ -109,9 +70,5 @@ int main(void)
     tcase_add_test(tc, test_asyncio_rules);
     tcase_add_test(tc, test_miniloop_rules);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

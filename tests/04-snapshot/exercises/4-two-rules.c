@@ -18,54 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "check_main.h"
+#include "trace_run.h" /* run_trace(): runs the stage's trace program */
+
+#define STAGE "04-snapshot"
 
 extern const char *const reordered;
 extern const char *const lost;
 extern const char *const extra_tick;
-
-/* ---- running the stage's trace program -------------------------------- */
-
-/* build/04-snapshot/trace, found from this test's own path:
- * BUILD/exercises/04-snapshot/KIND/NAME -> BUILD/04-snapshot/trace, so that
- * the sanitizer build's test runs the sanitizer build's trace.  The
- * environment variable TRACE overrides it. */
-static const char *trace_program(void)
-{
-    static char path[2100];
-    const char *env = getenv("TRACE");
-    if (env != NULL)
-        return env;
-    char exe[2048];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_msg(n > 0, "cannot read /proc/self/exe; set TRACE=path/to/trace");
-    exe[n] = '\0';
-    for (int up = 0; up < 4; up++) {
-        char *slash = strrchr(exe, '/');
-        ck_assert_msg(slash != NULL, "unexpected test path; set TRACE=path/to/trace");
-        *slash = '\0';
-    }
-    snprintf(path, sizeof path, "%s/04-snapshot/trace", exe);
-    ck_assert_msg(access(path, X_OK) == 0, "no trace program at %s: build the stage "
-                  "first (make -C code/04-snapshot), or set TRACE", path);
-    return path;
-}
-
-/* Run `trace [--rules=miniloop] FILE` and return its exit status; its
- * standard output (and error) is left in `out`. */
-static int run_trace(const char *file, bool miniloop, char *out, size_t cap)
-{
-    char cmd[4608];
-    snprintf(cmd, sizeof cmd, "'%s' %s'%s' 2>&1", trace_program(),
-             miniloop ? "--rules=miniloop " : "", file);
-    FILE *p = popen(cmd, "r");
-    ck_assert_msg(p != NULL, "cannot run %s", cmd);
-    size_t len = fread(out, 1, cap - 1, p);
-    out[len] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* ---- one trace, parsed ------------------------------------------------ */
 
@@ -109,10 +71,10 @@ static void trace_both(const char *name, const char *scenario, trace_t *asyncio,
     size_t len = strlen(scenario);
     ck_assert_int_eq(write(fd, scenario, len), (ssize_t)len);
     close(fd);
-    int rc = run_trace(file, false, asyncio->text, sizeof asyncio->text);
+    int rc = run_trace(STAGE, file, false, asyncio->text, sizeof asyncio->text);
     ck_assert_msg(rc == 0, "%s: trace refused the scenario (exit %d): %s", name, rc,
                   asyncio->text);
-    rc = run_trace(file, true, miniloop->text, sizeof miniloop->text);
+    rc = run_trace(STAGE, file, true, miniloop->text, sizeof miniloop->text);
     ck_assert_msg(rc == 0, "%s: trace --rules=miniloop failed (exit %d): %s", name, rc,
                   miniloop->text);
     unlink(file);
@@ -184,9 +146,5 @@ int main(void)
     tcase_add_test(tc, test_lost);
     tcase_add_test(tc, test_extra_tick);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_main.h"
+
 static void nop(loop_t *loop, void *arg)
 {
     (void)loop;
@@ -117,9 +119,5 @@ int main(void)
     tcase_add_test(tc, a_higher_threshold);
     tcase_add_test(tc, bad_fractions_are_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

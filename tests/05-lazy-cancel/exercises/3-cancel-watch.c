@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
+
 static int calls;
 static int ticks;
 
@@ -120,9 +122,5 @@ int main(void)
     tcase_add_test(tc, a_quiet_cancelled_watch_stays_until_removed);
     tcase_add_test(tc, a_new_reader_after_the_cancel_runs);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "check_main.h"
+
 static double now(void)
 {
     struct timespec ts;
@@ -82,9 +84,5 @@ int main(void)
     TCase *tc = tcase_create("window");
     tcase_add_loop_test(tc, a_call_in_the_window_wakes_the_loop, 0, 2);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

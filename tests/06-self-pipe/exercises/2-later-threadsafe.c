@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
+
 static pthread_t loop_thread;
 static char order[16];
 static int on_loop_thread = 1;
@@ -93,9 +95,5 @@ int main(void)
     TCase *tc = tcase_create("later");
     tcase_add_test(tc, later_from_another_thread);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

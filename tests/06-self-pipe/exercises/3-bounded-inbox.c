@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "check_main.h"
+
 static long ran, last = -1;
 static int out_of_order;
 
@@ -130,9 +132,5 @@ int main(void)
     tcase_add_test(tc, limit_refuses_then_frees_up);
     tcase_add_test(tc, senders_that_retry_lose_nothing);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }
