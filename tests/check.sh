@@ -33,7 +33,9 @@ suites_for() {
     done
 }
 
-# stage_tests VARIANT: build, suites and pinned outputs of every stage.
+# stage_tests VARIANT: build, suites, conformance and pinned outputs of every
+# stage.  A stage with several selector backends (its Makefile's SELECTORS,
+# from chapter 07 on) runs them all once per backend, chosen by LOOP_BACKEND.
 stage_tests() {
     variant "$1"
     for st in $STAGES; do
@@ -41,20 +43,32 @@ stage_tests() {
             continue
         fi
         record "$1: build $st" build_stage "$st" || continue
+        suites=""
         for s in $(suites_for "$st"); do
-            record "$1: build check_$s for $st" build_suite "$s" "$st" &&
-            record "$1: check_$s on $st" $RUNNER "$OUT/unit/check_$s-$st"
+            record "$1: build check_$s for $st" build_suite "$s" "$st" && suites="$suites $s"
         done
-        if [ -f "code/$st/trace.c" ]; then
-            record "$1: conformance $st: scenario files" conform "$st" $(fixed_scenarios "$st")
-            [ "$1" != valgrind ] &&
-            record "$1: conformance $st: $CONFORMANCE_N random scenarios" \
-                conform "$st" $(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
-        fi
-        for c in tests/$st/*.cmd; do
-            [ -f "$c" ] || continue
-            record "$1: pinned $st/$(basename "$c" .cmd)" run_pinned "$st" "$(basename "$c" .cmd)"
+        backends=$(make -s -C "code/$st" print-SELECTORS)
+        for backend in ${backends:-default}; do
+            if [ "$backend" = default ]; then
+                unset LOOP_BACKEND; on=""
+            else
+                export LOOP_BACKEND=$backend; on=" [$backend]"
+            fi
+            for s in $suites; do
+                record "$1: check_$s on $st$on" $RUNNER "$OUT/unit/check_$s-$st"
+            done
+            if [ -f "code/$st/trace.c" ]; then
+                record "$1: conformance $st$on: scenario files" conform "$st" "$(fixed_scenarios "$st")"
+                [ "$1" != valgrind ] &&
+                record "$1: conformance $st$on: $CONFORMANCE_N random scenarios" \
+                    conform "$st" "$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")"
+            fi
+            for c in tests/$st/*.cmd; do
+                [ -f "$c" ] || continue
+                record "$1: pinned $st/$(basename "$c" .cmd)$on" run_pinned "$st" "$(basename "$c" .cmd)"
+            done
         done
+        unset LOOP_BACKEND
     done
 }
 

@@ -7,7 +7,7 @@
 #
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
-SUITES := io deque ready heap timers snapshot cancel threadsafe
+SUITES := io deque ready heap timers snapshot cancel threadsafe selector
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -17,6 +17,7 @@ timers_FROM   := 03
 snapshot_FROM := 04
 cancel_FROM   := 05
 threadsafe_FROM := 06
+selector_FROM := 07
 
 # Stages from this one on run threads: `make check-sanitize` also runs them
 # under ThreadSanitizer.

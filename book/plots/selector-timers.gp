@@ -1,0 +1,27 @@
+# selector-timers.gp -- chapter 07: the same ticks, with a timeout per fd
+# (book/data/selector.dat, index 1, beside index 0 dashed): every byte
+# cancels its fd's timer and schedules a new one 60 s ahead, as libevent's
+# bench -t and asyncio's idle timeouts do.  The book's Makefile sets the
+# terminal and the output.
+# (the machine line of the data's header, its underscores escaped for
+# gnuplot's enhanced text)
+machine = system("sed -n 's/^# machine: //p' book/data/selector.dat | head -n 1 | sed 's/_/\\\\_/g'")
+set datafile separator whitespace
+set datafile missing "-"
+set logscale xy
+set grid xtics ytics mxtics mytics
+set key top left
+set xlabel "watched fds, each with a 60 s timeout re-armed by every byte"
+set ylabel "CPU time per tick, µs (median of 7 runs)"
+set xrange [80:*]
+set autoscale xfixmax
+set arrow from 1024, graph 0 to 1024, graph 1 nohead dt 3 lc rgb "#808080"
+set label "FD\\_SETSIZE" at 1024, graph 0.06 offset 0.5,0 font ",9" textcolor rgb "#606060"
+set format x "%.0f"
+set title "One tick with a timer per fd (solid) and without (dashed)\n{/*0.8 ".machine."}"
+plot "book/data/selector.dat" index 1 using 1:2 with linespoints lw 2 pt 7 lc rgb "#c06040" title "select", \
+     "" index 1 using 1:3 with linespoints lw 2 pt 5 lc rgb "#4878a8" title "poll", \
+     "" index 1 using 1:4 with linespoints lw 2 pt 9 lc rgb "#58a058" title "epoll", \
+     "" index 0 using 1:2 with lines dt 2 lc rgb "#c06040" notitle, \
+     "" index 0 using 1:3 with lines dt 2 lc rgb "#4878a8" notitle, \
+     "" index 0 using 1:4 with lines dt 2 lc rgb "#58a058" notitle

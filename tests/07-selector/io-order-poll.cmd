@@ -1,0 +1,1 @@
+./trace --backend=poll ../../tests/07-selector/io-order.scn

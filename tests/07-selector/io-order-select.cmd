@@ -1,0 +1,1 @@
+./trace --backend=select ../../tests/07-selector/io-order.scn

@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/07-selector/ordering.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/07-selector/ordering.scn

@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/07-selector/threadsafe.scn

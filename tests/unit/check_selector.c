@@ -1,0 +1,679 @@
+/* check_selector.c -- every selector backend through selector.h, and the
+ * loop on each of them (chapter 07).
+ *
+ * Each test runs once per backend of the build (Check's loop tests: _i is
+ * the index in selector_backends()), so a failure names the backend.  The
+ * sharp edges of chapter 07 are here: fds beyond FD_SETSIZE, a regular file
+ * given to epoll, an fd closed while registered, a signal during the wait,
+ * timeouts rounded up (never down) and clamped, many fds at once, and the
+ * loop's promise that ready fds run in increasing fd order on every backend.
+ *
+ * Build (from the top of the repository):
+ *   cc -std=c11 -I code/07-selector tests/unit/check_selector.c \
+ *      build/07-selector/libloop.a $(pkg-config --cflags --libs check) -lpthread
+ */
+#define _GNU_SOURCE
+#include "loop.h"
+#include "selector.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- helpers ----------------------------------------------------------- */
+
+#define MAX_BACKENDS 8
+static char backend_list[64];
+static const char *backends[MAX_BACKENDS];
+static int nbackends;
+
+static void find_backends(void)
+{
+    snprintf(backend_list, sizeof backend_list, "%s", selector_backends());
+    for (char *b = strtok(backend_list, " "); b != NULL && nbackends < MAX_BACKENDS;
+         b = strtok(NULL, " "))
+        backends[nbackends++] = b;
+}
+
+static int is(const char *backend, const char *name)
+{
+    return strcmp(backend, name) == 0;
+}
+
+static selector_t *open_sel(const char *name)
+{
+    char err[160];
+    selector_t *sel = selector_open(name, err, sizeof err);
+    ck_assert_msg(sel != NULL, "selector_open(\"%s\"): %s", name, err);
+    ck_assert_str_eq(selector_name(sel), name);
+    return sel;
+}
+
+static void make_pair(int sv[2])
+{
+    ck_assert_msg(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %s",
+                  strerror(errno));
+}
+
+static void close_pair(int sv[2])
+{
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void send_byte(int fd)
+{
+    ck_assert_msg(write(fd, "x", 1) == 1, "write: %s", strerror(errno));
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The events a wait(0) reports for fd; -1 if it does not report fd. */
+static int events_for(selector_t *sel, int fd, int *nready)
+{
+    selector_event *ev;
+    int n = selector_wait(sel, 0, &ev);
+    ck_assert_msg(n >= 0, "%s: wait(0) failed: %s", selector_name(sel), selector_error(sel));
+    if (nready != NULL)
+        *nready = n;
+    int found = -1;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].fd == fd) {
+            ck_assert_msg(found == -1, "%s reported fd %d twice in one wait",
+                          selector_name(sel), fd);
+            found = ev[i].events;
+        }
+    }
+    return found;
+}
+
+/* Raise the soft open-files limit to at least `want` if the hard one
+ * allows; return the soft limit now in force. */
+static rlim_t raise_nofile(rlim_t want)
+{
+    struct rlimit lim;
+    getrlimit(RLIMIT_NOFILE, &lim);
+    if (lim.rlim_cur < want) {
+        lim.rlim_cur = lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= want ? want : lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+        getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    return lim.rlim_cur;
+}
+
+/* ---- the interface ------------------------------------------------------ */
+
+START_TEST(register_modify_unregister)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    ck_assert_int_eq(selector_events_of(sel, sv[0]), SELECTOR_READ);
+    ck_assert_msg(events_for(sel, sv[0], NULL) == -1,
+                  "%s reported a socket with no data as ready", b);
+    send_byte(sv[1]);
+    ck_assert_msg(events_for(sel, sv[0], NULL) == SELECTOR_READ,
+                  "%s: a socket with data must be reported readable (only)", b);
+    /* Level-triggered: still unread, so reported again, and again. */
+    ck_assert_msg(events_for(sel, sv[0], NULL) == SELECTOR_READ &&
+                  events_for(sel, sv[0], NULL) == SELECTOR_READ,
+                  "%s must be level-triggered: unread data is reported at every wait", b);
+    ck_assert_int_eq(selector_modify(sel, sv[0], SELECTOR_READ | SELECTOR_WRITE), 0);
+    ck_assert_msg(events_for(sel, sv[0], NULL) == (SELECTOR_READ | SELECTOR_WRITE),
+                  "%s: readable and writable must come as ONE event with both bits", b);
+    ck_assert_int_eq(selector_modify(sel, sv[0], SELECTOR_WRITE), 0);
+    ck_assert_msg(events_for(sel, sv[0], NULL) == SELECTOR_WRITE,
+                  "%s: after modify(WRITE) only WRITE may be reported", b);
+    ck_assert_int_eq(selector_unregister(sel, sv[0]), 0);
+    ck_assert_int_eq(selector_events_of(sel, sv[0]), 0);
+    int n;
+    ck_assert_msg(events_for(sel, sv[0], &n) == -1 && n == 0,
+                  "%s reported an unregistered fd", b);
+    close_pair(sv);
+    selector_close(sel);
+}
+END_TEST
+
+START_TEST(refused_arguments)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, -1, SELECTOR_READ), -1);
+    ck_assert_int_eq(errno, EBADF);
+    ck_assert_int_eq(selector_register(sel, sv[0], 0), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(selector_register(sel, sv[0], 4), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(selector_modify(sel, sv[0], SELECTOR_READ), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_int_eq(selector_unregister(sel, sv[0]), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_WRITE), -1);
+    ck_assert_int_eq(errno, EEXIST);
+    ck_assert_msg(selector_error(sel)[0] != '\0', "%s: no message for EEXIST", b);
+    ck_assert_int_eq(selector_events_of(sel, sv[0]), SELECTOR_READ);
+    close_pair(sv);
+    selector_close(sel);
+}
+END_TEST
+
+START_TEST(unknown_backend)
+{
+    char err[160];
+    errno = 0;
+    ck_assert_ptr_null(selector_open("devpoll-on-linux", err, sizeof err));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_msg(strstr(err, "select") != NULL, "the message should list the backends: %s", err);
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, "nope"), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_msg(strstr(loop_error(loop), "nope") != NULL, "%s", loop_error(loop));
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
+START_TEST(default_is_first)
+{
+    selector_t *sel = selector_open(NULL, NULL, 0);
+    ck_assert_ptr_nonnull(sel);
+    ck_assert_str_eq(selector_name(sel), backends[0]);
+    selector_close(sel);
+#ifdef __linux__
+    ck_assert_str_eq(backends[0], "epoll");
+#endif
+}
+END_TEST
+
+/* ---- timeouts ----------------------------------------------------------- */
+
+START_TEST(timeout_ms_rounds_up_and_clamps)
+{
+    ck_assert_int_eq(selector_timeout_ms(-1), -1);
+    ck_assert_int_eq(selector_timeout_ms(-0.5), -1);
+    ck_assert_int_eq(selector_timeout_ms(0), 0);
+    ck_assert_int_eq(selector_timeout_ms(1e-10), 1);
+    ck_assert_int_eq(selector_timeout_ms(1e-4), 1);
+    ck_assert_int_eq(selector_timeout_ms(0.001), 1);
+    ck_assert_int_eq(selector_timeout_ms(0.0011), 2);
+    ck_assert_int_eq(selector_timeout_ms(1.5), 1500);
+    ck_assert_int_eq(selector_timeout_ms(86400), 86400000);
+    ck_assert_int_eq(selector_timeout_ms(SELECTOR_MAX_TIMEOUT), INT_MAX);
+    ck_assert_int_eq(selector_timeout_ms(1e12), INT_MAX);
+    ck_assert_int_eq(selector_timeout_ms(INFINITY), INT_MAX);
+}
+END_TEST
+
+/* A wait never ends before its timeout (it may end after). */
+START_TEST(never_wakes_early)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    const double timeouts[] = {1e-9, 1e-6, 1e-4, 5e-4, 1.5e-3};
+    for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+        selector_event *ev;
+        double t0 = now();
+        int n = selector_wait(sel, timeouts[i], &ev);
+        double waited = now() - t0;
+        ck_assert_int_eq(n, 0);
+        ck_assert_msg(waited >= timeouts[i],
+                      "%s: wait(%g s) returned after %g s, before its deadline: "
+                      "round the timeout UP", b, timeouts[i], waited);
+    }
+    close_pair(sv);
+    selector_close(sel);
+}
+END_TEST
+
+/* A huge timeout is cut, not overflowed; a ready fd still ends the wait at
+ * once.  NaN is refused. */
+START_TEST(huge_and_nan_timeouts)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    send_byte(sv[1]);
+    const double huge[] = {86400.0, SELECTOR_MAX_TIMEOUT, 1e12, INFINITY};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        selector_event *ev;
+        int n = selector_wait(sel, huge[i], &ev);
+        ck_assert_msg(n == 1 && ev[0].fd == sv[0], "%s: wait(%g) with a ready fd returned %d: %s",
+                      b, huge[i], n, selector_error(sel));
+    }
+    selector_event *ev;
+    ck_assert_int_eq(selector_wait(sel, NAN, &ev), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    close_pair(sv);
+    selector_close(sel);
+}
+END_TEST
+
+/* CPython's test_timeout_rounding: sleeps of 1e-2, 1e-4, 1e-6, 1e-8 and
+ * 1e-10 s, one after the other, in at most 10 ticks.  A backend that
+ * rounded a sub-millisecond timeout down to 0 ms would spin until the
+ * deadline passed: hundreds of ticks. */
+static const double delays[] = {1e-2, 1e-4, 1e-6, 1e-8, 1e-10};
+static int next_delay, waits;
+
+static void sleeper(loop_t *loop, void *arg)
+{
+    (void)arg;
+    if (next_delay == (int)(sizeof delays / sizeof delays[0]))
+        loop_stop(loop);
+    else
+        ck_assert_ptr_nonnull(loop_call_later(loop, delays[next_delay++], sleeper, NULL));
+}
+
+static double count_waits(loop_t *loop, double timeout, void *ctx)
+{
+    (void)loop;
+    (void)ctx;
+    waits++;
+    return timeout;
+}
+
+START_TEST(timeout_rounding_bounds_ticks)
+{
+    const char *b = backends[_i];
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    next_delay = waits = 0;
+    loop_set_wait_hook(loop, count_waits, NULL);
+    ck_assert_ptr_nonnull(loop_call_soon(loop, sleeper, NULL));
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_msg(waits <= 10, "%s: five short sleeps took %d ticks (at most 10: "
+                  "is a sub-millisecond timeout rounded down?)", b, waits);
+    ck_assert_msg(now() - t0 >= 1e-2, "%s: the 10 ms sleep ended early", b);
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
+/* ---- sharp edges ---------------------------------------------------------- */
+
+static void never(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+}
+
+/* A regular file: epoll refuses it (EPERM) with a message that says why;
+ * select and poll accept it and report it ready at every wait. */
+START_TEST(regular_file)
+{
+    const char *b = backends[_i];
+    FILE *file = tmpfile();
+    ck_assert_ptr_nonnull(file);
+    int fd = fileno(file);
+    selector_t *sel = open_sel(b);
+    int rc = selector_register(sel, fd, SELECTOR_READ);
+    if (is(b, "epoll")) {
+        ck_assert_msg(rc == -1 && errno == EPERM, "epoll must refuse a regular file with EPERM");
+        ck_assert_msg(strstr(selector_error(sel), "regular file") != NULL,
+                      "the message should say why: %s", selector_error(sel));
+        ck_assert_int_eq(selector_events_of(sel, fd), 0);
+    } else {
+        ck_assert_msg(rc == 0, "%s: %s", b, selector_error(sel));
+        ck_assert_int_eq(events_for(sel, fd, NULL), SELECTOR_READ);
+        ck_assert_int_eq(selector_unregister(sel, fd), 0);
+    }
+    selector_close(sel);
+
+    /* Through the loop: loop_add_reader fails the same way, and changes nothing. */
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    rc = loop_add_reader(loop, fd, never, NULL);
+    if (is(b, "epoll")) {
+        ck_assert_msg(rc == -1 && errno == EPERM, "loop_add_reader(regular file) on epoll");
+        ck_assert_msg(strstr(loop_error(loop), "regular file") != NULL, "%s", loop_error(loop));
+        ck_assert_int_eq(loop_remove_reader(loop, fd), 0);
+    } else {
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(loop_remove_reader(loop, fd), 1);
+    }
+    loop_close(loop);
+    loop_free(loop);
+    fclose(file);
+}
+END_TEST
+
+/* An fd closed while registered.  select and poll: the wait fails with
+ * EBADF and names the fd.  epoll: the kernel dropped it; the wait reports
+ * nothing.  Everywhere: unregistering it afterwards is not an error. */
+START_TEST(closed_while_registered)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int a[2], c[2];
+    make_pair(a);
+    make_pair(c);
+    ck_assert_int_eq(selector_register(sel, c[0], SELECTOR_READ), 0);
+    ck_assert_int_eq(selector_register(sel, a[0], SELECTOR_READ), 0);
+    send_byte(a[1]);
+    int closed = a[0];
+    close(a[0]);
+    selector_event *ev;
+    int n = selector_wait(sel, 0, &ev);
+    if (is(b, "select") || is(b, "poll")) {
+        ck_assert_msg(n == -1 && errno == EBADF, "%s: wait on a closed fd returned %d", b, n);
+        char fdtext[32];
+        snprintf(fdtext, sizeof fdtext, "fd %d ", closed);
+        ck_assert_msg(strstr(selector_error(sel), fdtext) != NULL,
+                      "%s: the message should name %s: %s", b, fdtext, selector_error(sel));
+    } else {
+        ck_assert_msg(n == 0, "%s: a closed fd is dropped by the kernel; wait returned %d", b, n);
+    }
+    ck_assert_msg(selector_unregister(sel, closed) == 0, "%s: unregister a closed fd: %s", b,
+                  selector_error(sel));
+    n = selector_wait(sel, 0, &ev);
+    ck_assert_msg(n == 0, "%s: after unregistering the closed fd, wait returned %d (%s)", b, n,
+                  n < 0 ? selector_error(sel) : "");
+    close(a[1]);
+    close_pair(c);
+    selector_close(sel);
+}
+END_TEST
+
+/* epoll: the fd number of a closed fd reused by a new socket, registered
+ * again without an unregister in between (the table still says "read"):
+ * modify finds the kernel's entry gone (ENOENT) and adds it instead. */
+START_TEST(number_reused_after_close)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int a[2];
+    make_pair(a);
+    ck_assert_int_eq(selector_register(sel, a[0], SELECTOR_READ), 0);
+    int num = a[0];
+    close(a[0]);
+    int fresh = dup(a[1]); /* the lowest free number: num */
+    ck_assert_int_eq(fresh, num);
+    ck_assert_msg(selector_modify(sel, num, SELECTOR_READ | SELECTOR_WRITE) == 0,
+                  "%s: modify after the fd number was reused: %s", b, selector_error(sel));
+    ck_assert_msg(events_for(sel, num, NULL) & SELECTOR_WRITE,
+                  "%s: the new socket behind fd %d must be watched", b, num);
+    ck_assert_int_eq(selector_unregister(sel, num), 0);
+    close(fresh);
+    close(a[1]);
+    selector_close(sel);
+}
+END_TEST
+
+/* EINTR: a signal ends the wait with -1 and errno EINTR (not resumed). */
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+static void *signal_later(void *arg)
+{
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    pthread_kill(*(pthread_t *)arg, SIGUSR1);
+    return NULL;
+}
+
+START_TEST(eintr)
+{
+    const char *b = backends[_i];
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1; /* no SA_RESTART */
+    sigaction(SIGUSR1, &sa, &old);
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    pthread_t self = pthread_self(), t;
+    ck_assert_int_eq(pthread_create(&t, NULL, signal_later, &self), 0);
+    selector_event *ev;
+    double t0 = now();
+    int n = selector_wait(sel, 5.0, &ev);
+    int err = errno;
+    pthread_join(t, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    ck_assert_msg(n == -1 && err == EINTR, "%s: a signal during the wait: returned %d, errno %d",
+                  b, n, err);
+    ck_assert_msg(now() - t0 < 4.0, "%s: the wait was resumed after the signal", b);
+    close_pair(sv);
+    selector_close(sel);
+}
+END_TEST
+
+/* Many fds: 2000 socketpairs (fewer if the open-files limit is lower, and
+ * only those below FD_SETSIZE for select); every 7th made readable; one
+ * wait must report exactly those, each once. */
+START_TEST(many_fds)
+{
+    const char *b = backends[_i];
+    enum { PAIRS = 2000 };
+    raise_nofile(2 * PAIRS + 64);
+    selector_t *sel = open_sel(b);
+    static int pairs[PAIRS][2];
+    int npairs = 0, registered = 0, refused = 0;
+    for (; npairs < PAIRS; npairs++) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[npairs]) < 0)
+            break;
+        if (selector_register(sel, pairs[npairs][0], SELECTOR_READ) == 0) {
+            registered++;
+        } else {
+            ck_assert_msg(is(b, "select") && pairs[npairs][0] >= FD_SETSIZE && errno == EINVAL,
+                          "%s refused fd %d: %s", b, pairs[npairs][0], selector_error(sel));
+            refused++;
+        }
+    }
+    ck_assert_msg(npairs >= 500, "only %d socketpairs could be made", npairs);
+    ck_assert_msg(!is(b, "select") || registered < FD_SETSIZE, "select registered %d fds", registered);
+    ck_assert_msg(is(b, "select") || refused == 0, "%s refused %d fds", b, refused);
+    int expected = 0;
+    for (int i = 0; i < npairs; i += 7) {
+        send_byte(pairs[i][1]);
+        expected += selector_events_of(sel, pairs[i][0]) != 0;
+    }
+    selector_event *ev;
+    int n = selector_wait(sel, 0, &ev);
+    ck_assert_msg(n == expected, "%s: %d fds ready, wait reported %d", b, expected, n);
+    for (int k = 0; k < n; k++) {
+        int fd = ev[k].fd, found = 0;
+        for (int i = 0; i < npairs && !found; i += 7)
+            found = pairs[i][0] == fd;
+        ck_assert_msg(found && ev[k].events == SELECTOR_READ, "%s reported fd %d (events %d)",
+                      b, fd, ev[k].events);
+    }
+    for (int i = 0; i < npairs; i++) {
+        if (selector_events_of(sel, pairs[i][0]) != 0)
+            ck_assert_int_eq(selector_unregister(sel, pairs[i][0]), 0);
+        close_pair(pairs[i]);
+    }
+    selector_close(sel);
+}
+END_TEST
+
+/* ---- the loop on each backend ------------------------------------------ */
+
+static int order[16], norder;
+
+static void record_fd(loop_t *loop, void *arg)
+{
+    (void)loop;
+    int fd = (int)(long)arg;
+    char buf[8];
+    (void)!read(fd, buf, sizeof buf);
+    order[norder++] = fd;
+}
+
+/* Whatever order the kernel reports them in (epoll: the order they became
+ * ready), ready fds are called in increasing fd order. */
+START_TEST(loop_runs_ready_fds_in_fd_order)
+{
+    const char *b = backends[_i];
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    int p[6][2];
+    for (int i = 0; i < 6; i++) {
+        make_pair(p[i]);
+        ck_assert_int_eq(loop_add_reader(loop, p[i][0], record_fd, (void *)(long)p[i][0]), 0);
+    }
+    norder = 0;
+    for (int i = 5; i >= 0; i -= 2) /* 5, 3, 1 ready first ... */
+        send_byte(p[i][1]);
+    for (int i = 4; i >= 0; i -= 2) /* ... then 4, 2, 0 */
+        send_byte(p[i][1]);
+    loop_stop(loop);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(norder, 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_msg(order[i] == p[i][0], "%s: call %d was fd %d, expected fd %d (fd order)",
+                      b, i, order[i], p[i][0]);
+    for (int i = 0; i < 6; i++)
+        close_pair(p[i]);
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
+static int high_calls;
+
+static void high_cb(loop_t *loop, void *arg)
+{
+    (void)loop;
+    char buf[8];
+    (void)!read((int)(long)arg, buf, sizeof buf);
+    high_calls++;
+}
+
+/* fd 1500: select refuses it with chapter 01's message, the others watch
+ * it; and a loop that watches it cannot be moved to select. */
+START_TEST(loop_high_fd)
+{
+    const char *b = backends[_i];
+    if (raise_nofile(2048) < 1600)
+        return; /* the hard limit is too low to open fd 1500: nothing to test */
+    int sv[2];
+    make_pair(sv);
+    int high = fcntl(sv[0], F_DUPFD, 1500);
+    ck_assert_int_ge(high, 1500);
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    int rc = loop_add_reader(loop, high, high_cb, (void *)(long)high);
+    if (is(b, "select")) {
+        ck_assert_msg(rc == -1 && errno == EINVAL, "select must refuse fd %d", high);
+        ck_assert_msg(strstr(loop_error(loop), "FD_SETSIZE") != NULL, "%s", loop_error(loop));
+    } else {
+        ck_assert_msg(rc == 0, "%s refused fd %d: %s", b, high, loop_error(loop));
+        high_calls = 0;
+        send_byte(sv[1]);
+        loop_stop(loop);
+        ck_assert_int_eq(loop_run_forever(loop), 0);
+        ck_assert_int_eq(high_calls, 1);
+        /* Moving to select would lose the watch: refused, nothing changes. */
+        ck_assert_int_eq(loop_set_backend(loop, "select"), -1);
+        ck_assert_str_eq(loop_backend(loop), b);
+        send_byte(sv[1]);
+        loop_stop(loop);
+        ck_assert_int_eq(loop_run_forever(loop), 0);
+        ck_assert_int_eq(high_calls, 2);
+        ck_assert_int_eq(loop_remove_reader(loop, high), 1);
+    }
+    loop_close(loop);
+    loop_free(loop);
+    close(high);
+    close_pair(sv);
+}
+END_TEST
+
+/* loop_set_backend moves every watch to the new selector. */
+START_TEST(loop_moves_between_backends)
+{
+    loop_t *loop = loop_new();
+    int sv[2];
+    make_pair(sv);
+    high_calls = 0;
+    ck_assert_int_eq(loop_add_reader(loop, sv[0], high_cb, (void *)(long)sv[0]), 0);
+    for (int i = 0; i < nbackends; i++) {
+        ck_assert_int_eq(loop_set_backend(loop, backends[i]), 0);
+        ck_assert_str_eq(loop_backend(loop), backends[i]);
+        send_byte(sv[1]);
+        loop_stop(loop);
+        ck_assert_int_eq(loop_run_forever(loop), 0);
+        ck_assert_msg(high_calls == i + 1, "after moving to %s the reader was not called",
+                      backends[i]);
+    }
+    loop_close(loop);
+    ck_assert_int_eq(loop_set_backend(loop, "poll"), -1); /* closed */
+    loop_free(loop);
+    close_pair(sv);
+}
+END_TEST
+
+static Suite *selector_suite(void)
+{
+    Suite *s = suite_create("selector");
+    TCase *api = tcase_create("interface");
+    tcase_add_loop_test(api, register_modify_unregister, 0, nbackends);
+    tcase_add_loop_test(api, refused_arguments, 0, nbackends);
+    tcase_add_test(api, unknown_backend);
+    tcase_add_test(api, default_is_first);
+    suite_add_tcase(s, api);
+
+    TCase *timeouts = tcase_create("timeouts");
+    tcase_add_test(timeouts, timeout_ms_rounds_up_and_clamps);
+    tcase_add_loop_test(timeouts, never_wakes_early, 0, nbackends);
+    tcase_add_loop_test(timeouts, huge_and_nan_timeouts, 0, nbackends);
+    tcase_add_loop_test(timeouts, timeout_rounding_bounds_ticks, 0, nbackends);
+    suite_add_tcase(s, timeouts);
+
+    TCase *edges = tcase_create("sharp_edges");
+    tcase_set_timeout(edges, 30);
+    tcase_add_loop_test(edges, regular_file, 0, nbackends);
+    tcase_add_loop_test(edges, closed_while_registered, 0, nbackends);
+    tcase_add_loop_test(edges, number_reused_after_close, 0, nbackends);
+    tcase_add_loop_test(edges, eintr, 0, nbackends);
+    tcase_add_loop_test(edges, many_fds, 0, nbackends);
+    suite_add_tcase(s, edges);
+
+    TCase *loop = tcase_create("loop");
+    tcase_add_loop_test(loop, loop_runs_ready_fds_in_fd_order, 0, nbackends);
+    tcase_add_loop_test(loop, loop_high_fd, 0, nbackends);
+    tcase_add_test(loop, loop_moves_between_backends);
+    suite_add_tcase(s, loop);
+    return s;
+}
+
+int main(void)
+{
+    find_backends();
+    SRunner *sr = srunner_create(selector_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
