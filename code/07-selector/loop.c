@@ -24,7 +24,7 @@
  * selector's business (selector.h); the loop tells it what changes, when a
  * reader or writer is added or removed, and asks it which fds are ready.
  */
-#define _GNU_SOURCE /* pipe2() */
+#define _POSIX_C_SOURCE 200809L
 #include "loop.h"
 #include "deque.h"
 #include "heap.h"
@@ -570,6 +570,27 @@ static void write_to_self(loop_t *loop)
 }
 /* @end write_to_self */
 
+/* pipe(), then both ends non-blocking and close-on-exec.  pipe2() does it
+ * in one call (and closes the window in which another thread's fork+exec
+ * could inherit the fds), but macOS has no pipe2(): the loop makes its
+ * self-pipe before any thread of its own exists, so the window is moot. */
+static int make_pipe(int fds[2])
+{
+    if (pipe(fds) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* @region make_self_pipe */
 /* asyncio's _make_self_pipe: the pipe (or eventfd), non-blocking at both
  * ends (a full pipe must not block a writer, an empty one the reader), and
@@ -585,8 +606,8 @@ static int make_self_pipe(loop_t *loop, loop_wakeup how)
 #else
         return fail(loop, ENOSYS, "eventfd is Linux only; use LOOP_WAKEUP_PIPE");
 #endif
-    } else if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-        return fail(loop, errno, "pipe2: %s", strerror(errno));
+    } else if (make_pipe(fds) < 0) {
+        return fail(loop, errno, "pipe: %s", strerror(errno));
     }
     /* Its read end is watched like any reader: in the tables and by the
      * selector (which may refuse it: select, if the fd is >= FD_SETSIZE). */

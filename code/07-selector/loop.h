@@ -267,7 +267,7 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
  * look at its ready deque before it sleeps again anyway.  Call it before any
  * other thread may use the loop, and not while it runs; -1 with EBUSY (running),
  * EINVAL (closed, unknown kind), ENOSYS (eventfd off Linux), or the error of
- * pipe2()/eventfd(). */
+ * pipe()/fcntl()/eventfd(). */
 typedef enum loop_wakeup { LOOP_WAKEUP_PIPE, LOOP_WAKEUP_EVENTFD } loop_wakeup;
 int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce);
 
