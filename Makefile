@@ -19,7 +19,9 @@ all: deps stages book
 
 # ---------------------------------------------------------------- packages
 # Debian package names; on another system install their equivalents.
-PACKAGES := build-essential clang pkg-config check pandoc gnuplot-nox python3 valgrind
+# libclang-rt-dev: the sanitizer and libFuzzer runtimes clang links (clang
+# alone, without its recommended packages, cannot link -fsanitize=fuzzer).
+PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind
 
 deps:
 	@missing=""; \

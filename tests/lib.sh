@@ -222,7 +222,9 @@ pinned_traces() {
 fuzz() {
     dir=$BUILD/fuzz/$1
     mkdir -p "$dir/corpus"
-    cp $CONF/scenarios/*.scn $CONF/bad/*.scn "$dir/corpus/"
+    for f in $CONF/scenarios/*.scn $CONF/bad/*.scn; do  # names repeat across the two
+        cp "$f" "$dir/corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
+    done
     clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
         -I "code/$1" -o "$dir/fuzz_scenario" "code/$1/fuzz_scenario.c" "code/$1/scenario.c" -lm &&
     (cd "$dir" && ./fuzz_scenario -max_total_time="$2" -timeout=5 -artifact_prefix=./ corpus)
