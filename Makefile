@@ -86,10 +86,10 @@ clean:
 
 help:
 	@echo "make                  install missing packages, build every stage and the book"
-	@echo "make check            every test (unit suites, pinned outputs, exercises, clang build)"
-	@echo "make check-sanitize   suites and pinned outputs under ASan+UBSan (TSan for threaded stages)"
-	@echo "make check-valgrind   suites and pinned outputs under valgrind memcheck"
-	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/"
+	@echo "make check            every test: suites, pinned outputs, conformance, exercises, clang builds"
+	@echo "make check-sanitize   the same under ASan+UBSan (TSan for threaded stages), 10 s of fuzzing"
+	@echo "make check-valgrind   the same under valgrind memcheck (helgrind for threaded stages)"
+	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/site/"
 	@echo "make conformance      N random scenarios per stage (default 100000, SEED=1) against CPython"
 	@echo "make bench            run the benchmarks, refresh book/data/*.dat (the book plots them)"
 	@echo "make fuzz             libFuzzer on each stage's scenario parser (FUZZ_SECONDS=300 each)"
