@@ -131,11 +131,17 @@ conformance)
     for st in $STAGES; do
         [ -f "code/$st/trace.c" ] || continue
         build_stage "$st" || exit 2
-        t0=$(date +%s)
         list=$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
-        record "conformance $st: $CONFORMANCE_N random scenarios, seed $CONFORMANCE_SEED" conform "$st" "$list" ||
-            "$PYTHON" $CONF/minimize.py "$OUT/$st/trace" "$(stage_num "$st")" "$(cat "$OUT/conformance/$st/first-mismatch")"
-        echo "    $st: $(( $(date +%s) - t0 )) s"
+        backends=$(make -s -C "code/$st" print-SELECTORS)
+        for backend in ${backends:-default}; do
+            if [ "$backend" = default ]; then unset LOOP_BACKEND; on=""
+            else export LOOP_BACKEND=$backend; on=" [$backend]"; fi
+            t0=$(date +%s)
+            record "conformance $st$on: $CONFORMANCE_N random scenarios, seed $CONFORMANCE_SEED" conform "$st" "$list" ||
+                "$PYTHON" $CONF/minimize.py "$OUT/$st/trace" "$(stage_num "$st")" "$(cat "$OUT/conformance/$st/first-mismatch")"
+            echo "    $st$on: $(( $(date +%s) - t0 )) s"
+        done
+        unset LOOP_BACKEND
     done
     ;;
 *)
