@@ -47,21 +47,19 @@ stage_tests() {
         for s in $(suites_for "$st"); do
             record "$1: build check_$s for $st" build_suite "$s" "$st" && suites="$suites $s"
         done
-        backends=$(make -s -C "code/$st" print-SELECTORS)
-        for backend in ${backends:-default}; do
-            if [ "$backend" = default ]; then
-                unset LOOP_BACKEND; on=""
-            else
-                export LOOP_BACKEND=$backend; on=" [$backend]"
-            fi
+        if [ -f "code/$st/trace.c" ]; then  # the scenarios, once for all backends
+            fixed=$(fixed_scenarios "$st")
+            random=$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
+        fi
+        for backend in $(backends "$st"); do
+            use_backend "$backend"
             for s in $suites; do
                 record "$1: check_$s on $st$on" $RUNNER "$OUT/unit/check_$s-$st"
             done
             if [ -f "code/$st/trace.c" ]; then
-                record "$1: conformance $st$on: scenario files" conform "$st" "$(fixed_scenarios "$st")"
+                record "$1: conformance $st$on: scenario files" conform "$st" "$fixed"
                 [ "$1" != valgrind ] &&
-                record "$1: conformance $st$on: $CONFORMANCE_N random scenarios" \
-                    conform "$st" "$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")"
+                record "$1: conformance $st$on: $CONFORMANCE_N random scenarios" conform "$st" "$random"
             fi
             for c in tests/$st/*.cmd; do
                 [ -f "$c" ] || continue
@@ -132,10 +130,8 @@ conformance)
         [ -f "code/$st/trace.c" ] || continue
         build_stage "$st" || exit 2
         list=$(random_scenarios "$st" "$CONFORMANCE_SEED" "$CONFORMANCE_N")
-        backends=$(make -s -C "code/$st" print-SELECTORS)
-        for backend in ${backends:-default}; do
-            if [ "$backend" = default ]; then unset LOOP_BACKEND; on=""
-            else export LOOP_BACKEND=$backend; on=" [$backend]"; fi
+        for backend in $(backends "$st"); do
+            use_backend "$backend"
             t0=$(date +%s)
             record "conformance $st$on: $CONFORMANCE_N random scenarios, seed $CONFORMANCE_SEED" conform "$st" "$list" ||
                 "$PYTHON" $CONF/minimize.py "$OUT/$st/trace" "$(stage_num "$st")" "$(cat "$OUT/conformance/$st/first-mismatch")"

@@ -52,6 +52,23 @@ build_stage() {
 # lib_srcs STAGE: the stage's library sources (its Makefile's LIB_SRCS).
 lib_srcs() { make -s -C "code/$1" print-LIB_SRCS; }
 
+# backends STAGE: the selector backends the stage's Makefile lists
+# (SELECTORS, chapter 07 on), or "default" for a stage with just one.
+backends() {
+    b=$(make -s -C "code/$1" print-SELECTORS)
+    echo "${b:-default}"
+}
+
+# use_backend NAME: run what follows on that backend (LOOP_BACKEND, read by
+# loop_new), and set $on, the " [NAME]" that test names carry.
+use_backend() {
+    if [ "$1" = default ]; then
+        unset LOOP_BACKEND; on=""
+    else
+        export LOOP_BACKEND=$1; on=" [$1]"
+    fi
+}
+
 # build_suite SUITE STAGE: tests/unit/check_SUITE.c against the stage's
 # libloop.a; prints nothing, leaves $OUT/unit/check_SUITE-STAGE.
 build_suite() {

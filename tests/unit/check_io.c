@@ -20,6 +20,8 @@
 #include "loop.h"
 
 #include <check.h>
+
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -745,9 +747,5 @@ static Suite *io_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(io_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(io_suite());
 }

@@ -17,6 +17,8 @@
 #include "selector.h"
 
 #include <check.h>
+
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -671,9 +673,5 @@ static Suite *selector_suite(void)
 int main(void)
 {
     find_backends();
-    SRunner *sr = srunner_create(selector_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(selector_suite());
 }

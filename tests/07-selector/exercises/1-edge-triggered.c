@@ -12,6 +12,8 @@
 #include "selector.h"
 
 #include <check.h>
+
+#include "check_main.h"
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -116,9 +118,5 @@ int main(void)
     tcase_add_test(tc, drain_on_edge_triggered_epoll);
     tcase_add_test(tc, drain_on_level_triggered_poll);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

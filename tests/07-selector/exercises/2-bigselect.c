@@ -10,6 +10,8 @@
 #include "selector.h"
 
 #include <check.h>
+
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -211,9 +213,5 @@ int main(void)
     tcase_add_test(tc, closed_fd_named);
     tcase_add_test(tc, through_the_loop);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

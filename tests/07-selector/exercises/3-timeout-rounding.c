@@ -12,6 +12,8 @@
 #include "selector.h"
 
 #include <check.h>
+
+#include "check_main.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -89,9 +91,5 @@ int main(void)
     tcase_add_test(tc, ticks_poll);
     tcase_add_test(tc, ticks_epoll);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }
