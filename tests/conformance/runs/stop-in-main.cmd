@@ -1,0 +1,1 @@
+/usr/bin/python3 tests/conformance/runs/stop-in-main.py
