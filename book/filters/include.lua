@@ -10,7 +10,8 @@ is empty and which carries one of these attributes is replaced:
 
 A region is the lines between the whole-line markers `/* @region NAME */`
 and `/* @end NAME */` (also `// @region NAME` and `# @region NAME`).
-Markers of every region are stripped from every listing. Each listing is
+Markers of every region are stripped from every listing, and so are an
+exercise starter's `/* @exercise begin */` and `/* @exercise end */`. Each listing is
 wrapped in a Div.listing whose first block, a Div.caption, names its source.
 Paths are relative to $BOOK_ROOT (default: the current directory). Any
 missing file or region stops the build with a message and exit status 1. ]]
@@ -45,11 +46,15 @@ local function lines_of(text)
   return lines
 end
 
--- Returns "region"/"end" and the name if LINE is a marker, else nil.
+-- Returns "region"/"end" and the name if LINE is a marker, else nil.  The
+-- markers of an exercise's part (`/* @exercise begin */`, `@exercise end`,
+-- also as ` * @exercise end` inside a comment; tests/starters.py) are markers
+-- too, of kind "exercise": stripped from listings, never a region's bounds.
 local function marker(line)
-  for _, open in ipairs({"/%*", "//", "#"}) do
+  for _, open in ipairs({"/%*", "//", "#", "%*"}) do
     local kind, name = line:match("^%s*" .. open .. "%s*@(%a+)%s+([%w_%.%-]+)%s*%*?/?%s*$")
-    if (kind == "region" or kind == "end") then return kind, name end
+    if (kind == "region" or kind == "end") and open ~= "%*" then return kind, name end
+    if kind == "exercise" and (name == "begin" or name == "end") then return kind, name end
   end
 end
 
