@@ -62,7 +62,8 @@ int selector_check_fd(selector_t *sel, int fd);
 
 /* Start watching fd for `events` (SELECTOR_READ, SELECTOR_WRITE or both):
  * selectors' register().  Refused if fd is already registered (EEXIST),
- * events is 0 or has other bits (EINVAL), or the kernel says no: epoll
+ * events is 0 or has other bits (EINVAL), fd is the selector's own
+ * (selector_fileno(): EINVAL), or the kernel says no: epoll
  * refuses a regular file or a directory (EPERM) and an fd that is not open
  * (EBADF); select and poll accept both and only look at the fd when they
  * wait.  A refused call changes nothing. */
@@ -72,13 +73,18 @@ int selector_register(selector_t *sel, int fd, int events);
 int selector_modify(selector_t *sel, int fd, int events);
 
 /* Stop watching fd (ENOENT if it is not registered).  Unregister BEFORE
- * closing the fd: epoll and kqueue forget a closed fd by themselves, but
- * select and poll would find it closed at their next wait.  An fd that was
- * closed anyway is still forgotten here, without an error. */
+ * closing the fd.  An fd that was closed anyway is still forgotten here,
+ * without an error, and is never reported again, on every backend.  (epoll
+ * needs work for that: see "closed while registered" below.) */
 int selector_unregister(selector_t *sel, int fd);
 
 /* The events fd is registered for; 0 if it is not registered. */
 int selector_events_of(const selector_t *sel, int fd);
+
+/* The selector's own fd: the epoll instance or the kqueue; -1 for select
+ * and poll, which have none.  It is not one to watch (selector_register
+ * refuses it), and it stays the same number for the selector's life. */
+int selector_fileno(const selector_t *sel);
 
 /* Wait until at least one registered fd is ready or `timeout` seconds have
  * passed (timeout < 0: no limit; 0: only look).  Returns the number of
@@ -94,8 +100,31 @@ int selector_events_of(const selector_t *sel, int fd);
  *     resumed here; the caller decides (the loop just ticks again).
  *   - A registered fd found closed (select's EBADF, poll's POLLNVAL): -1
  *     with errno EBADF and a message that names the fd.  epoll and kqueue
- *     cannot see it: the kernel dropped the closed fd from their sets, and
- *     it is never reported again. */
+ *     cannot see that the fd is closed; what they do instead is below.
+ * Only registered fds are reported, each with only the bits it asked for.
+ *
+ * Closed while registered -- the caller's bug, which no backend can repair,
+ * as libuv's and libev's manuals say too: close an fd only after it is
+ * unregistered.  What each backend does with it:
+ *   select, poll  the next wait fails: -1, EBADF, the fd in the message.
+ *   kqueue        close() deletes the fd's knotes: it is not reported again.
+ *   epoll         the kernel watches the open FILE, not the fd number, and
+ *                 drops the entry only when the file's last fd is closed.
+ *                 Without a dup() the fd is not reported again.  With a
+ *                 dup() (or a fork()ed child) still holding the file, the
+ *                 entry stays and is reported under the old number, at
+ *                 every wait while the file is ready: the fd's reader runs
+ *                 again and again.  Nothing can remove that entry by number
+ *                 any more (EPOLL_CTL_DEL on the closed number fails with
+ *                 EBADF), so unregistering such an fd, or a wait that
+ *                 reports an fd that is not registered, makes this backend
+ *                 replace its epoll instance by a new one holding only
+ *                 what is registered: the stale entry goes with the old
+ *                 instance, and the loop blocks again instead of spinning.
+ * CPython's EpollSelector ignores the failed EPOLL_CTL_DEL: after
+ * remove_reader() its loop spins, without a callback, as long as the dup()
+ * lives.
+ */
 int selector_wait(selector_t *sel, double timeout, selector_event **events);
 
 /* Free the selector (and close epoll's or kqueue's own fd).  It never closes
@@ -154,6 +183,8 @@ struct selector_backend {
      * at least sel->count (or 1); return how many. */
     int (*wait)(selector_t *sel, double timeout);
     void (*close)(selector_t *sel);
+    /* The backend's own fd, or NULL if it has none (select, poll). */
+    int (*fileno)(const selector_t *sel);
 };
 
 /* For the backends: set sel->error and errno, return -1. */

@@ -70,6 +70,12 @@ static void kq_close(selector_t *sel)
     free(s);
 }
 
+static int kq_fileno(const selector_t *sel)
+{
+    const struct kqueue_state *s = sel->state;
+    return s->kq;
+}
+
 /* @region register */
 /* Make fd's knotes say `events` when they said `old`: an EV_ADD for each
  * filter in `events`, an EV_DELETE for each that goes; all in one kevent()
@@ -223,4 +229,5 @@ const struct selector_backend selector_kqueue = {
     .remove = kq_remove,
     .wait = kq_wait,
     .close = kq_close,
+    .fileno = kq_fileno,
 };

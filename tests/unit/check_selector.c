@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +34,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/epoll.h>
+#endif
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -429,6 +433,133 @@ START_TEST(number_reused_after_close)
 }
 END_TEST
 
+/* Does the kernel hold a ready entry in the selector's own set?  An epoll
+ * instance, like a kqueue, is itself readable when a wait on it would
+ * return at once.  0 for select and poll: they have no set of their own. */
+static int own_set_ready(selector_t *sel)
+{
+    int fd = selector_fileno(sel);
+    if (fd < 0)
+        return 0;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, 0);
+    ck_assert_msg(n >= 0, "poll(selector_fileno): %s", strerror(errno));
+    return n;
+}
+
+/* An fd closed while registered, while a dup() of it keeps the open file
+ * alive (loop.h and selector.h: the caller's bug, and what each backend
+ * does with it).  Then unregistered: from then on no backend may report
+ * anything for it, and epoll's own set must hold nothing ready (else a
+ * wait returns at once, reports nothing, and the loop spins: CPython's
+ * EpollSelector does).  A socket registered beside it keeps working. */
+START_TEST(closed_with_a_live_dup)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int a[2], c[2];
+    make_pair(a);
+    make_pair(c);
+    int own = selector_fileno(sel);
+    int w = dup(a[0]); /* the fd watched; a[0] is the dup that lives on */
+    ck_assert_int_ge(w, 0);
+    ck_assert_int_eq(selector_register(sel, c[0], SELECTOR_READ), 0);
+    ck_assert_int_eq(selector_register(sel, w, SELECTOR_READ), 0);
+    send_byte(a[1]);
+    close(w); /* the bug: still registered */
+    selector_event *ev;
+    for (int round = 0; round < 3; round++) {
+        int n = selector_wait(sel, 0, &ev);
+        if (is(b, "select") || is(b, "poll")) {
+            ck_assert_msg(n == -1 && errno == EBADF, "%s: wait on a closed fd returned %d", b, n);
+        } else if (is(b, "epoll")) {
+            /* The open file is still in the set, under the old number. */
+            ck_assert_msg(n == 1 && ev[0].fd == w && ev[0].events == SELECTOR_READ,
+                          "epoll: a closed fd whose file lives on is reported as before "
+                          "(wait %d returned %d)", round, n);
+        } else {
+            ck_assert_msg(n == 0, "%s: close() drops the fd's knotes; wait returned %d", b, n);
+        }
+    }
+    ck_assert_msg(selector_unregister(sel, w) == 0, "%s: unregister a closed fd: %s", b,
+                  selector_error(sel));
+    for (int round = 0; round < 3; round++) {
+        int n = selector_wait(sel, 0, &ev);
+        ck_assert_msg(n == 0, "%s: after unregistering the closed fd, wait %d returned %d (%s)",
+                      b, round, n, n < 0 ? selector_error(sel) : "");
+        ck_assert_msg(!own_set_ready(sel),
+                      "%s: after unregistering the closed fd, the kernel's set still holds "
+                      "it, ready: every wait returns at once (wait %d)", b, round);
+    }
+    ck_assert_int_eq(selector_fileno(sel), own); /* the same number throughout */
+    send_byte(c[1]);
+    ck_assert_msg(events_for(sel, c[0], NULL) == SELECTOR_READ,
+                  "%s: the other socket must still be watched", b);
+    close_pair(a);
+    close_pair(c);
+    selector_close(sel);
+}
+END_TEST
+
+/* epoll: an entry the selector did not make -- here added behind its back;
+ * in a program, one left by a closed fd -- is reported for an fd that is
+ * not registered.  The wait must not report it, and the wait after it must
+ * start on a set without it, so that it cannot make every wait return at
+ * once.  (select and poll have no set of their own; a kqueue's entries die
+ * with their fd.) */
+START_TEST(unknown_fd_reported)
+{
+    const char *b = backends[_i];
+#ifdef __linux__
+    if (!is(b, "epoll"))
+        return;
+    selector_t *sel = open_sel(b);
+    int a[2], c[2];
+    make_pair(a);
+    make_pair(c);
+    ck_assert_int_eq(selector_register(sel, c[0], SELECTOR_READ), 0);
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = a[0]};
+    ck_assert_int_eq(epoll_ctl(selector_fileno(sel), EPOLL_CTL_ADD, a[0], &e), 0);
+    send_byte(a[1]);
+    int n = 0;
+    ck_assert_msg(events_for(sel, a[0], &n) == -1 && n == 0,
+                  "epoll reported fd %d, which is not registered", a[0]);
+    ck_assert_msg(events_for(sel, a[0], &n) == -1 && n == 0,
+                  "epoll reported fd %d, which is not registered", a[0]);
+    ck_assert_msg(!own_set_ready(sel),
+                  "epoll: an entry for an fd that is not registered stays in the set, "
+                  "ready: every wait returns at once");
+    send_byte(c[1]);
+    ck_assert_int_eq(events_for(sel, c[0], NULL), SELECTOR_READ);
+    close_pair(a);
+    close_pair(c);
+    selector_close(sel);
+#else
+    (void)b;
+#endif
+}
+END_TEST
+
+/* The selector's own fd (epoll's instance, the kqueue) is refused. */
+START_TEST(own_fd_refused)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int own = selector_fileno(sel);
+    if (is(b, "select") || is(b, "poll")) {
+        ck_assert_int_eq(own, -1);
+    } else {
+        ck_assert_int_ge(own, 0);
+        ck_assert_int_eq(selector_register(sel, own, SELECTOR_READ), -1);
+        ck_assert_int_eq(errno, EINVAL);
+        ck_assert_msg(strstr(selector_error(sel), "own fd") != NULL, "%s: %s", b,
+                      selector_error(sel));
+        ck_assert_int_eq(selector_events_of(sel, own), 0);
+    }
+    selector_close(sel);
+}
+END_TEST
+
 /* EINTR: a signal ends the wait with -1 and errno EINTR (not resumed). */
 static void on_usr1(int sig)
 {
@@ -612,6 +743,97 @@ START_TEST(loop_high_fd)
 }
 END_TEST
 
+static int dup_calls, dup_ticks;
+
+static void dup_cb(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    dup_calls++;
+}
+
+static double count_ticks(loop_t *loop, double timeout, void *ctx)
+{
+    (void)loop;
+    (void)ctx;
+    dup_ticks++;
+    return timeout; /* observe only: the selector really waits */
+}
+
+static void stop_cb(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+/* The loop, the fd closed while its reader is registered and a dup() of it
+ * lives on (loop.h: the caller's bug).  Five ticks: select and poll fail,
+ * epoll runs the reader at every tick (the kernel still reports the open
+ * file), kqueue forgets the fd.  Then loop_remove_reader(): the loop must
+ * block again.  Ticks are counted by a wait hook, over a 10 ms timer: a
+ * loop that blocks takes 2 ticks, one that spins thousands. */
+START_TEST(loop_closed_with_a_live_dup)
+{
+    const char *b = backends[_i];
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    int a[2];
+    make_pair(a);
+    int w = dup(a[0]);
+    ck_assert_int_ge(w, 0);
+    dup_calls = 0;
+    ck_assert_int_eq(loop_add_reader(loop, w, dup_cb, NULL), 0);
+    send_byte(a[1]);
+    close(w); /* the bug: the reader is still registered */
+    for (int tick = 0; tick < 5; tick++) {
+        loop_stop(loop);
+        int rc = loop_run_forever(loop);
+        if (is(b, "select") || is(b, "poll"))
+            ck_assert_msg(rc == -1 && errno == EBADF, "%s: tick %d returned %d", b, tick, rc);
+        else
+            ck_assert_msg(rc == 0, "%s: tick %d: %s", b, tick, loop_error(loop));
+    }
+    int expected = is(b, "epoll") ? 5 : 0;
+    ck_assert_msg(dup_calls == expected, "%s: the reader of the closed fd ran %d times in "
+                  "5 ticks, expected %d", b, dup_calls, expected);
+    ck_assert_int_eq(loop_remove_reader(loop, w), 1);
+    dup_calls = dup_ticks = 0;
+    loop_set_wait_hook(loop, count_ticks, NULL);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 0.01, stop_cb, NULL));
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_msg(dup_ticks <= 3 && dup_calls == 0,
+                  "%s: after loop_remove_reader the loop spun: %d ticks (%d calls) while "
+                  "waiting for a 10 ms timer", b, dup_ticks, dup_calls);
+    close_pair(a);
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
+/* The loop refuses to watch its own selector's fd.  (The lowest free
+ * number before loop_set_backend() is the one the new selector gets.) */
+START_TEST(loop_own_selector_fd)
+{
+    const char *b = backends[_i];
+    selector_t *probe_sel = open_sel(b);
+    int has_fd = selector_fileno(probe_sel) >= 0;
+    selector_close(probe_sel);
+    if (!has_fd)
+        return; /* select and poll have no fd of their own */
+    loop_t *loop = loop_new();
+    int lowest = dup(0);
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    ck_assert_int_eq(loop_add_reader(loop, lowest, never, NULL), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_msg(strstr(loop_error(loop), "own") != NULL, "%s: %s", b, loop_error(loop));
+    ck_assert_int_eq(loop_remove_reader(loop, lowest), 0);
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
 /* loop_set_backend moves every watch to the new selector. */
 START_TEST(loop_moves_between_backends)
 {
@@ -658,6 +880,9 @@ static Suite *selector_suite(void)
     tcase_add_loop_test(edges, regular_file, 0, nbackends);
     tcase_add_loop_test(edges, closed_while_registered, 0, nbackends);
     tcase_add_loop_test(edges, number_reused_after_close, 0, nbackends);
+    tcase_add_loop_test(edges, closed_with_a_live_dup, 0, nbackends);
+    tcase_add_loop_test(edges, unknown_fd_reported, 0, nbackends);
+    tcase_add_loop_test(edges, own_fd_refused, 0, nbackends);
     tcase_add_loop_test(edges, eintr, 0, nbackends);
     tcase_add_loop_test(edges, many_fds, 0, nbackends);
     suite_add_tcase(s, edges);
@@ -665,6 +890,8 @@ static Suite *selector_suite(void)
     TCase *loop = tcase_create("loop");
     tcase_add_loop_test(loop, loop_runs_ready_fds_in_fd_order, 0, nbackends);
     tcase_add_loop_test(loop, loop_high_fd, 0, nbackends);
+    tcase_add_loop_test(loop, loop_closed_with_a_live_dup, 0, nbackends);
+    tcase_add_loop_test(loop, loop_own_selector_fd, 0, nbackends);
     tcase_add_test(loop, loop_moves_between_backends);
     suite_add_tcase(s, loop);
     return s;
