@@ -93,7 +93,10 @@ loop_t *loop_new(void);
  * Which fds a loop accepts depends on its backend: select refuses fds >=
  * FD_SETSIZE, the others only fds the process cannot have open; epoll
  * refuses regular files (EPERM) and fds that are not open (EBADF) at
- * loop_add_reader(), where select and poll accept them. */
+ * loop_add_reader(), where select and poll accept them.  A regular file's
+ * reader: select and poll call it at every tick (a file is always
+ * readable); kqueue only while the file offset is before the end of the
+ * file (an empty file: never). */
 #define LOOP_HAS_BACKENDS 1
 
 /* The backends of this build, best first: "epoll poll select" on Linux. */
@@ -146,8 +149,14 @@ int loop_set_time(loop_t *loop, double now);
  * open-files limit on the others, and for a NULL callback; on epoll, EPERM
  * for a regular file or a directory and EBADF for an fd that is not open;
  * ENOMEM.  A refused call changes nothing.  Remove the watch BEFORE closing
- * the fd: a closed fd makes select's and poll's wait fail (EBADF, with the
- * fd in the message), and epoll and kqueue silently forget it. */
+ * the fd (libuv and libev ask the same; no loop can repair the other
+ * order).  An fd closed while watched makes select's and poll's next tick
+ * fail (-1, EBADF, the fd in the message); kqueue forgets it.  epoll
+ * forgets it only if no dup() of it (in this process or a fork()ed child)
+ * keeps its open file alive: while one does, the kernel still reports the
+ * file under the old number, and the callback runs at every tick the file
+ * is ready.  Removing such a watch afterwards works on every backend, and
+ * then the loop blocks again (epoll replaces its instance: selector.h). */
 int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 
