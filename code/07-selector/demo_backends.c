@@ -1,13 +1,17 @@
 /* demo_backends.c -- the sharp edges of each selector backend, side by side.
  *
- * For every backend of this build (or only --backend=NAME), the same six
+ * For every backend of this build (or only --backend=NAME), the same seven
  * experiments on a fresh loop, and what the loop answered:
  *   1. watch fd 1500, a dup() of a socket: beyond select()'s FD_SETSIZE;
- *   2. watch a regular file: always ready for select and poll, refused by
- *      epoll (EPERM);
+ *   2. watch a regular file, empty, then with bytes after its offset:
+ *      always ready for select and poll, ready only before the end of the
+ *      file for kqueue, refused by epoll (EPERM);
  *   3. watch an fd that is not open: only epoll asks the kernel at once;
  *   4. close a watched fd without removing its reader, then run: select
- *      and poll fail and name the fd, epoll forgets it without a word;
+ *      and poll fail and name the fd, epoll (and kqueue) forget it;
+ *   4b. the same while a dup() of the fd is open: epoll still reports the
+ *      file, so the reader keeps running; then remove the reader: the
+ *      loop must block again (epoll replaces its instance, selector.h);
  *   5. sleep 10 ms, then 0.1 ms, 1 us, 10 ns and 0.1 ns, each a timer that
  *      schedules the next: with timeouts rounded up, a handful of ticks;
  *      rounded down, poll and epoll would spin through hundreds (CPython's
@@ -111,8 +115,20 @@ static void regular_file(const char *backend)
     int rc = loop_add_reader(loop, fd, count, NULL);
     show(loop, "watch a regular file", rc);
     if (rc == 0) {
+        /* Empty: the offset is at the end of the file. */
         ticks(loop, 3);
-        printf("  %-34s    its reader ran %d times in 3 ticks: always ready\n", "", calls);
+        int at_end = calls;
+        printf("  %-34s    empty: its reader ran %d times in 3 ticks\n", "", at_end);
+        /* Three bytes after the offset. */
+        (void)!write(fd, "abc", 3);
+        lseek(fd, 0, SEEK_SET);
+        calls = 0;
+        ticks(loop, 3);
+        printf("  %-34s    3 bytes to read: it ran %d times in 3 ticks\n", "", calls);
+        printf("  %-34s    %s\n", "",
+               at_end == 3 && calls == 3 ? "always ready, wherever the offset is"
+               : at_end == 0 && calls == 3 ? "ready only before the end of the file"
+                                           : "neither always nor only before the end");
         loop_remove_reader(loop, fd);
     }
     fclose(file);
@@ -149,9 +165,60 @@ static void closed_while_watched(const char *backend)
     done(loop);
 }
 
+static int waits;
+
+static double count_waits(loop_t *loop, double timeout, void *ctx)
+{
+    (void)loop;
+    (void)ctx;
+    waits++;
+    return timeout; /* observe only: the selector really waits */
+}
+
+static void stop(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+static void closed_with_a_dup(const char *backend)
+{
+    loop_t *loop = fresh(backend);
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    int watched = dup(sv[0]); /* sv[0] lives on: the same open file */
+    calls = 0;
+    loop_add_reader(loop, watched, count, NULL);
+    (void)!write(sv[1], "x", 1);
+    close(watched); /* the bug: the reader is still registered */
+    int rc = 0, n = 0;
+    while (n < 3 && rc == 0) {
+        loop_stop(loop);
+        rc = loop_run_forever(loop);
+        n++;
+    }
+    show(loop, "the same, with a dup() of it open", rc);
+    printf("  %-34s    its reader ran %d times in %d tick%s\n", "", calls, n, n == 1 ? "" : "s");
+    loop_remove_reader(loop, watched);
+    waits = 0;
+    loop_set_wait_hook(loop, count_waits, NULL);
+    loop_call_later(loop, 0.01, stop, NULL);
+    rc = loop_run_forever(loop);
+    if (rc < 0)
+        show(loop, "remove it, wait for a 10 ms timer", rc);
+    else if (waits <= 3)
+        printf("  %-34s -> %d, blocked until the timer\n", "remove it, wait for a 10 ms timer", rc);
+    else
+        printf("  %-34s -> %d, in %d ticks: the loop spun\n", "remove it, wait for a 10 ms timer",
+               rc, waits);
+    close(sv[0]);
+    close(sv[1]);
+    done(loop);
+}
+
 /* Each timer schedules the next, shorter one; the last stops the loop. */
 static const double delays[] = {1e-2, 1e-4, 1e-6, 1e-8, 1e-10};
-static int next_delay, waits;
+static int next_delay;
 
 static void sleeper(loop_t *loop, void *arg)
 {
@@ -160,14 +227,6 @@ static void sleeper(loop_t *loop, void *arg)
         loop_stop(loop);
     else
         loop_call_later(loop, delays[next_delay++], sleeper, NULL);
-}
-
-static double count_waits(loop_t *loop, double timeout, void *ctx)
-{
-    (void)loop;
-    (void)ctx;
-    waits++;
-    return timeout; /* observe only: the selector really waits */
 }
 
 static void timeout_rounding(const char *backend)
@@ -225,6 +284,7 @@ int main(int argc, char **argv)
         regular_file(b);
         not_open(b);
         closed_while_watched(b);
+        closed_with_a_dup(b);
         timeout_rounding(b);
         interrupted(b);
     }

@@ -331,8 +331,25 @@ static void never(loop_t *loop, void *arg)
     (void)arg;
 }
 
-/* A regular file: epoll refuses it (EPERM) with a message that says why;
- * select and poll accept it and report it ready at every wait. */
+static int file_calls;
+
+static void file_cb(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    file_calls++;
+}
+
+/* A regular file, and what each backend promises about it:
+ *   select, poll  always readable: reported at every wait, empty or not,
+ *                 wherever the offset is (POSIX: regular files "shall
+ *                 always poll TRUE for reading and writing");
+ *   epoll         refuses it: EPERM, with a message that says why;
+ *   kqueue        readable only while the file offset is before the end
+ *                 of the file (EVFILT_READ on a vnode: `data` is the
+ *                 number of bytes left), so an empty file never is.
+ * (kqueue's branch is compiled on macOS and the BSDs only: Linux has no
+ * kqueue.) */
 START_TEST(regular_file)
 {
     const char *b = backends[_i];
@@ -348,21 +365,44 @@ START_TEST(regular_file)
         ck_assert_int_eq(selector_events_of(sel, fd), 0);
     } else {
         ck_assert_msg(rc == 0, "%s: %s", b, selector_error(sel));
-        ck_assert_int_eq(events_for(sel, fd, NULL), SELECTOR_READ);
+        int kq = is(b, "kqueue");
+        /* Empty, offset 0 = the end. */
+        ck_assert_msg(events_for(sel, fd, NULL) == (kq ? -1 : SELECTOR_READ),
+                      "%s: an empty regular file must be %s", b,
+                      kq ? "NOT readable (the offset is at its end)" : "readable");
+        /* Three bytes written: the offset moved with them, to the end. */
+        ck_assert_int_eq(write(fd, "abc", 3), 3);
+        ck_assert_msg(events_for(sel, fd, NULL) == (kq ? -1 : SELECTOR_READ),
+                      "%s: a file whose offset is at its end must be %s", b,
+                      kq ? "NOT readable" : "readable");
+        /* Back to the start: three bytes before the end. */
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+        ck_assert_msg(events_for(sel, fd, NULL) == SELECTOR_READ,
+                      "%s: a file with bytes after its offset must be readable", b);
+        ck_assert_int_eq(ftruncate(fd, 0), 0);
         ck_assert_int_eq(selector_unregister(sel, fd), 0);
     }
     selector_close(sel);
 
-    /* Through the loop: loop_add_reader fails the same way, and changes nothing. */
+    /* Through the loop: loop_add_reader fails the same way, and changes
+     * nothing; where it is accepted, three ticks on the empty file call
+     * the reader three times (select, poll) or never (kqueue). */
     loop_t *loop = loop_new();
     ck_assert_int_eq(loop_set_backend(loop, b), 0);
-    rc = loop_add_reader(loop, fd, never, NULL);
+    rc = loop_add_reader(loop, fd, file_cb, NULL);
     if (is(b, "epoll")) {
         ck_assert_msg(rc == -1 && errno == EPERM, "loop_add_reader(regular file) on epoll");
         ck_assert_msg(strstr(loop_error(loop), "regular file") != NULL, "%s", loop_error(loop));
         ck_assert_int_eq(loop_remove_reader(loop, fd), 0);
     } else {
         ck_assert_int_eq(rc, 0);
+        file_calls = 0;
+        for (int tick = 0; tick < 3; tick++) {
+            loop_stop(loop);
+            ck_assert_int_eq(loop_run_forever(loop), 0);
+        }
+        ck_assert_msg(file_calls == (is(b, "kqueue") ? 0 : 3),
+                      "%s: the reader of an empty file ran %d times in 3 ticks", b, file_calls);
         ck_assert_int_eq(loop_remove_reader(loop, fd), 1);
     }
     loop_close(loop);
