@@ -47,21 +47,28 @@ $(STAGES): deps
 	$(MAKE) -s -C code/$@ O=$(CURDIR)/$(BUILD)/$@
 
 # ---------------------------------------------------------------- tests
+# make check STAGE=05: only that stage's build, suites, pinned outputs,
+# conformance and exercises.
 check: deps
-	@tests/check.sh all
+	@tests/check.sh all $(STAGE)
 
 check-sanitize: deps
-	@tests/check.sh sanitize
+	@tests/check.sh sanitize $(STAGE)
 
 check-valgrind: deps
-	@tests/check.sh valgrind
+	@tests/check.sh valgrind $(STAGE)
 
 # make conformance N=100000 SEED=7: that many random scenarios per stage
 # against CPython (make check runs 500 with seed 1).
 N ?= 100000
 SEED ?= 1
 conformance: deps
-	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance
+	@CONFORMANCE_N=$(N) CONFORMANCE_SEED=$(SEED) tests/check.sh conformance $(STAGE)
+
+# make mutate [STAGE=05]: apply each mutant of tests/mutants/ (a planted bug)
+# in a scratch copy and run that stage's tests: each must be killed.
+mutate: deps
+	@tests/mutate.sh $(STAGE)
 
 # make bench: every stage's benchmarks -> book/data/*.dat (committed; the
 # book only plots them).
@@ -87,14 +94,16 @@ clean:
 help:
 	@echo "make                  install missing packages, build every stage and the book"
 	@echo "make check            every test: suites, pinned outputs, conformance, exercises, clang builds"
+	@echo "make check STAGE=NN   the same for stage NN only (e.g. STAGE=05)"
 	@echo "make check-sanitize   the same under ASan+UBSan (TSan for threaded stages), 10 s of fuzzing"
 	@echo "make check-valgrind   the same under valgrind memcheck (helgrind for threaded stages)"
 	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/site/"
 	@echo "make conformance      N random scenarios per stage (default 100000, SEED=1) against CPython"
 	@echo "make bench            run the benchmarks, refresh book/data/*.dat (the book plots them)"
+	@echo "make mutate           plant each bug of tests/mutants/ in a copy; every one must fail a test (STAGE=NN)"
 	@echo "make fuzz             libFuzzer on each stage's scenario parser (FUZZ_SECONDS=300 each)"
 	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
 	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"
 	@echo "make clean            remove $(BUILD)/"
 
-.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance fuzz bench exercise clean help
+.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance mutate fuzz bench exercise clean help

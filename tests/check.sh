@@ -1,5 +1,6 @@
 #!/bin/sh
-# check.sh MODE -- every test of every stage, in one of three modes:
+# check.sh MODE [NN] -- every test of every stage (or of stage NN only), in
+# one of these modes:
 #   all       (make check) gcc build: unit suites, pinned outputs, the
 #             exercises (answers pass, starters fail), the book's filter test;
 #             the clang build of every stage, warning-free
@@ -11,6 +12,11 @@
 #             check-sanitize runs it for 10 s a stage
 #   conformance  (make conformance N= SEED=) many random scenarios per stage
 #             against CPython; the first mismatch is shrunk and printed
+#   mutant    (make mutate, tests/mutate.sh) what "all" runs for one stage,
+#             gcc only, stopping at the first FAIL
+# With NN (make check STAGE=05), only that stage: its build, suites, pinned
+# outputs, conformance (fixed and random) and exercises, and its clang build.
+# Every test has a time limit (tests/lib.sh, test_limit): past it, it FAILs.
 # Ends with tests/summary.sh's line "N passed, N failed".
 # The Makefile exports SUITES, each suite's NAME_FROM / NAME_UNTIL and
 # THREADED_FROM from tests/suites.mk.
@@ -18,11 +24,17 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 mode=${1:-all}
+only=${2:-}
 : "${SUITES:?run me through make (make check), which reads tests/suites.mk}"
-export CHECK_RESULTS="$BUILD/check/$mode/results.txt" CHECK_LOGS="$BUILD/check/$mode/logs"
-rm -rf "$BUILD/check/$mode"
+results=$BUILD/check/$mode${only:+-$only}
+export CHECK_RESULTS="$results/results.txt" CHECK_LOGS="$results/logs"
+rm -rf "$results"
 : "${CONFORMANCE_N:=500}" "${CONFORMANCE_SEED:=1}"
 STAGES=$(cd code && ls -d [0-9][0-9]-* 2>/dev/null)
+if [ -n "$only" ]; then
+    STAGES=$(cd code && ls -d "$only"-* 2>/dev/null)
+    [ -n "$STAGES" ] || { echo "check.sh: no stage '$only' under code/ (try 05)" >&2; exit 2; }
+fi
 
 # suites_for STAGE: the suites that apply to that stage.
 suites_for() {
@@ -93,8 +105,23 @@ all)
     for st in $STAGES; do
         record "clang: build $st" build_stage "$st"
     done
+    [ -n "$only" ] && { tests/summary.sh "$CHECK_RESULTS"; exit; }
     record "book: include filter" tests/book/filter-test.sh
     record "conformance: the pinned traces are what CPython prints" pinned_traces
+    record "time limits: a test that hangs FAILs" tests/limits-test.sh
+    ;;
+mutant)
+    # A mutant is one planted bug in a copy (tests/mutate.sh): the first FAIL
+    # kills it.  Exercises: the answers only (a starter fails anyway, and its
+    # drift check would see the mutant itself).
+    export CHECK_STOP_AT_FAIL=1
+    stage_tests gcc
+    for st in $STAGES; do
+        for ex in $(exercises "$st"); do
+            record "gcc: exercise $st/$ex: answer builds" build_exercise "$st" "$ex" answer &&
+            record "gcc: exercise $st/$ex: answer passes" "$OUT/exercises/$st/answer/$ex"
+        done
+    done
     ;;
 sanitize)
     stage_tests asan
@@ -106,6 +133,7 @@ sanitize)
     done
     ;;
 fuzz)
+    TEST_TIME_LIMIT=$(( ${FUZZ_SECONDS:=300} + 180 ))
     for st in $STAGES; do
         [ -f "code/$st/fuzz_scenario.c" ] &&
         record "fuzz: scenario parser of $st, ${FUZZ_SECONDS:=300} s" fuzz "$st" "$FUZZ_SECONDS"
@@ -124,8 +152,10 @@ valgrind)
     ;;
 conformance)
     # make conformance N=... SEED=...: many random scenarios per stage; the
-    # first mismatch of a stage is shrunk to a minimal scenario.
+    # first mismatch of a stage is shrunk to a minimal scenario.  The time
+    # limit grows with N (about 100 scenarios a second).
     variant gcc
+    TEST_TIME_LIMIT=$(( 180 + CONFORMANCE_N / 20 ))
     for st in $STAGES; do
         [ -f "code/$st/trace.c" ] || continue
         build_stage "$st" || exit 2
@@ -141,7 +171,7 @@ conformance)
     done
     ;;
 *)
-    echo "usage: tests/check.sh all|sanitize|valgrind|fuzz|conformance" >&2
+    echo "usage: tests/check.sh all|sanitize|valgrind|fuzz|conformance|mutant [NN]" >&2
     exit 2
     ;;
 esac

@@ -36,11 +36,20 @@ variant() {
     # Sanitizers slow code down several times too, so their Check timeouts
     # stretch as well (Check's default is 4 s a test).
     unset CK_FORK CK_TIMEOUT_MULTIPLIER
+    TIME_SCALE=1
     case $1 in
-    valgrind)  export CK_FORK=no CK_TIMEOUT_MULTIPLIER=20 ;;
-    asan|tsan) export CK_TIMEOUT_MULTIPLIER=5 ;;
+    valgrind)  export CK_FORK=no CK_TIMEOUT_MULTIPLIER=20; TIME_SCALE=20 ;;
+    asan|tsan) export CK_TIMEOUT_MULTIPLIER=5; TIME_SCALE=5 ;;
     esac
 }
+
+# Time limits: no test may hang a driver.  record gives each test
+# TEST_TIME_LIMIT seconds (default 180; the slowest gcc test takes well under
+# a minute), conform gives each scenario SCENARIO_TIME_LIMIT (default 10), both
+# times the variant's TIME_SCALE, the same stretch Check's own timeouts get.
+# A test past its limit is killed with its whole process group and FAILs.
+test_limit()     { echo $(( ${TEST_TIME_LIMIT:-180} * ${TIME_SCALE:-1} )); }
+scenario_limit() { echo $(( ${SCENARIO_TIME_LIMIT:-10} * ${TIME_SCALE:-1} )); }
 
 stage_num() { printf '%s' "${1%%-*}"; }
 
@@ -127,8 +136,18 @@ record() {
     rec_name=$1; shift
     rec_log="$CHECK_LOGS/$(printf '%s' "$rec_name" | tr -c 'A-Za-z0-9._-' '_').log"
     mkdir -p "$CHECK_LOGS" "$(dirname "$CHECK_RESULTS")"
-    "$@" >"$rec_log" 2>&1
+    # Run it under timeout(1), which kills the whole process group when the
+    # limit passes.  timeout needs a program, so a function of this file runs
+    # in a new sh that sources it again, with the variant's variables.
+    rec_limit=$(test_limit)
+    rec_t0=$(date +%s)
+    OUT=${OUT:-} RUNNER=${RUNNER:-} CC=${CC:-cc} CFLAGS=${CFLAGS:-} LDFLAGS=${LDFLAGS:-} \
+    TIME_SCALE=${TIME_SCALE:-1} TEST_TIME_LIMIT=${TEST_TIME_LIMIT:-} \
+    SCENARIO_TIME_LIMIT=${SCENARIO_TIME_LIMIT:-} timeout -k 10 "$rec_limit" \
+        sh -c '. tests/lib.sh && "$@"' record "$@" </dev/null >"$rec_log" 2>&1
     rec_status=$?
+    [ $rec_status -eq 124 ] && echo "timed out after $rec_limit s (TEST_TIME_LIMIT)" >>"$rec_log"
+    echo "$(( $(date +%s) - rec_t0 )) s  $rec_name" >>"$CHECK_LOGS/../times.txt"
     # Keep Check's own per-suite summary line visible, as its users expect.
     grep -E '^[0-9]+%: Checks: ' "$rec_log" | sed 's/^/    /'
     if [ $rec_status -eq 0 ]; then
@@ -136,6 +155,8 @@ record() {
     else
         echo "FAIL: $rec_name" | tee -a "$CHECK_RESULTS"
         tail -n 25 "$rec_log" | sed 's/^/    | /'
+        # check.sh mutant: the first FAIL is the verdict; skip the rest.
+        [ -z "${CHECK_STOP_AT_FAIL:-}" ] || exit 1
     fi
     return $rec_status
 }
@@ -170,11 +191,19 @@ conform() {
     [ $? -le 123 ] || { echo "the CPython runner failed"; return 1; }
     total=0
     : >"$work/mismatches"
+    limit=$(scenario_limit)
     while read -r f; do
         total=$((total + 1))
         scn=$(basename "$f" .scn)
-        $RUNNER "$OUT/$st/trace" "$f" >"$work/c/$scn.trace" 2>"$work/c/$scn.err"
+        # --foreground: stay in record's process group, which its limit kills.
+        timeout --foreground -k 5 "$limit" $RUNNER "$OUT/$st/trace" "$f" >"$work/c/$scn.trace" 2>"$work/c/$scn.err"
         rc=$?
+        if [ $rc -eq 124 ]; then  # a trace that spins: stop at the first
+            echo "$f" >>"$work/mismatches"
+            echo "MISMATCH $f: timed out after $limit s (SCENARIO_TIME_LIMIT)"
+            head -n 1 "$work/mismatches" >"$work/first-mismatch"
+            return 1
+        fi
         # Exit 0 for a trace, 2 for an error line, nothing else.
         if [ -s "$work/py/$scn.err" ]; then want=2; else want=0; fi
         if [ $rc -ne $want ]; then
