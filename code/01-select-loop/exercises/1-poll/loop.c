@@ -1,9 +1,11 @@
+/* @exercise begin */
 /* loop.c -- chapter 01, exercise 1: move this loop from select() to poll().
  *
  * EXERCISE.  This is a copy of the chapter's loop.c.  Make it watch fds at
  * and above FD_SETSIZE by replacing select() with poll(2).  The places to
  * change are marked TODO(1-poll); the interface (loop.h) does not change.
  * Test it with `make exercise CH=01`.
+ * @exercise end
  *
  * One tick (run_once) is: build the fd sets from the watch tables, block in
  * select(), call the callback of every fd that select() reported.  The loop
@@ -25,10 +27,12 @@
 #include <string.h>
 #include <sys/select.h>
 
+/* @exercise begin */
 /* TODO(1-poll): the tables are FD_SETSIZE long.  With poll() they must
  * reach any fd: make them pointers that grow (realloc) to the highest fd
  * watched, and keep an array of struct pollfd for run_once.  loop_close()
  * and loop_free() must then free them. */
+/* @exercise end */
 /* @region struct */
 struct watch {
     loop_callback callback; /* NULL: nobody watches this fd */
@@ -77,8 +81,10 @@ static int check_fd(loop_t *loop, int fd)
         return fail(loop, EINVAL, "loop is closed");
     if (fd < 0)
         return fail(loop, EBADF, "fd %d is not a file descriptor", fd);
+    /* @exercise begin */
     /* TODO(1-poll): FD_SETSIZE is select()'s limit, not poll()'s.  Refuse
      * only what no table could hold: an fd >= sysconf(_SC_OPEN_MAX). */
+    /* @exercise end */
     if (fd >= FD_SETSIZE)
         return fail(loop, EINVAL,
                     "fd %d is out of range for select() (FD_SETSIZE is %d)",
@@ -93,8 +99,10 @@ static int add(loop_t *loop, struct watch *table, int fd,
         return -1;
     if (callback == NULL)
         return fail(loop, EINVAL, "callback for fd %d is NULL", fd);
+    /* @exercise begin */
     /* TODO(1-poll): grow the tables so that table[fd] exists.  Careful:
      * realloc may move them, so `table` must be looked up afterwards. */
+    /* @exercise end */
     table[fd].callback = callback;
     table[fd].arg = arg;
     if (fd > loop->maxfd)
@@ -113,11 +121,14 @@ int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg)
     return add(loop, loop->writers, fd, callback, arg);
 }
 
+/* @region remove */
 static int removed(loop_t *loop, struct watch *table, int fd)
 {
     if (check_fd(loop, fd) < 0)
         return -1;
+    /* @exercise begin */
     /* TODO(1-poll): an fd beyond the tables' end is simply not watched. */
+    /* @exercise end */
     if (table[fd].callback == NULL)
         return 0;
     table[fd].callback = NULL;
@@ -135,16 +146,19 @@ int loop_remove_writer(loop_t *loop, int fd)
 {
     return removed(loop, loop->writers, fd);
 }
+/* @end remove */
 
 /* @region run_once */
 /* One tick: wait for I/O, then dispatch it. */
 static int run_once(loop_t *loop)
 {
+    /* @exercise begin */
     /* TODO(1-poll): steps 1 to 3 use fd_sets.  Build an array of struct
      * pollfd instead (events POLLIN / POLLOUT), call poll() (timeout 0 when
      * stopping, -1 otherwise), and dispatch from each entry's revents.
      * POLLHUP, POLLERR and POLLNVAL may come without being asked for: see
      * how CPython's selectors.PollSelector maps them. */
+    /* @exercise end */
     /* 1. Build the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
@@ -221,6 +235,7 @@ void loop_stop(loop_t *loop)
 }
 /* @end run_forever */
 
+/* @region close */
 int loop_close(loop_t *loop)
 {
     if (loop->running)
@@ -238,3 +253,4 @@ void loop_free(loop_t *loop)
 {
     free(loop);
 }
+/* @end close */

@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* deque.c (exercise 1) -- the ready deque, and deque_push_front. */
+/* @exercise end */
 #include "deque.h"
 
 #include <errno.h>
@@ -75,6 +77,7 @@ handle_t *deque_pop_front(deque_t *d)
     return h;
 }
 /* @end pop_front */
+/* @exercise begin */
 
 /* @region push_front */
 /* TODO(1-push-front): write it.  Where does the new front go when head
@@ -88,3 +91,4 @@ int deque_push_front(deque_t *d, handle_t *h)
     return -1;
 }
 /* @end push_front */
+/* @exercise end */

@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* deque.c (exercise 2) -- the ready deque, growing with realloc(). */
+/* @exercise end */
 #include "deque.h"
 
 #include <errno.h>
@@ -25,6 +27,7 @@ size_t deque_len(const deque_t *d)
 }
 
 /* @region grow */
+/* @exercise begin */
 /* TODO(2-realloc-grow): grow the array in place with realloc() -- no
  * second array, no copy of every item.  As written it keeps the order only
  * while the items do not wrap; find the case that breaks it, then repair
@@ -41,6 +44,7 @@ static int grow(deque_t *d)
     if (items == NULL)
         return -1; /* realloc set errno; the old array is still ours */
     d->items = items;
+/* @exercise end */
     d->cap = cap;
     return 0;
 }

@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* loop.c (exercise 3) -- chapter 02's loop, with a budget per tick.
+ * @exercise end
  *
  * One tick (run_once) is: build the fd sets from the watch tables, poll with
  * select(), append the handle of every fd that select() reported to the
@@ -43,7 +45,9 @@ struct loop {
     handle_t *readers[FD_SETSIZE]; /* NULL: nobody watches this fd */
     handle_t *writers[FD_SETSIZE];
     deque_t ready; /* handles to run, oldest first: asyncio's _ready */
+    /* @exercise begin */
     size_t tick_budget; /* most handles popped per tick; 0: no limit */
+    /* @exercise end */
     int maxfd;     /* highest fd that may be watched, -1 if none */
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool running;  /* inside loop_run_forever() */
@@ -200,6 +204,7 @@ handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
 }
 /* @end call_soon */
 
+/* @exercise begin */
 int loop_set_tick_budget(loop_t *loop, size_t max_callbacks)
 {
     if (loop->closed)
@@ -208,6 +213,7 @@ int loop_set_tick_budget(loop_t *loop, size_t max_callbacks)
     return 0;
 }
 
+/* @exercise end */
 /* @region run_once */
 /* One tick, as asyncio's _run_once: poll for I/O, queue the handles of the
  * ready fds, then run the ready deque. */
@@ -258,11 +264,13 @@ static int run_once(loop_t *loop)
     }
 
     /* 4. Run the ready deque, oldest first, until it is EMPTY -- including
+     * @exercise begin
      *    the callbacks that these callbacks queue.
      *    TODO(3-tick-budget): stop after loop->tick_budget handles (0: no
      *    limit).
      *    Then read step 3 again: what if the poll reports an fd whose
      *    handle is still in the deque, left over from the last tick? */
+    /* @exercise end */
     while (deque_len(&loop->ready) > 0) {
         handle_t *handle = deque_pop_front(&loop->ready);
         handle->queued = false;

@@ -1,3 +1,4 @@
+/* @exercise begin */
 /* heap.h (exercise 1) -- the timer heap, with a FIFO tie-break.
  *
  * Chapter 03's heap orders entries by `when` alone, as CPython's heapq
@@ -9,23 +10,28 @@
  * No two entries are then equal, and equal deadlines leave in the order
  * they were scheduled.  The moves are still heapq's (push, pop, heapify);
  * only the comparison changes.
+ * @exercise end
  */
 #ifndef HEAP_H
 #define HEAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
+/* @exercise begin */
 #include <stdint.h>
+/* @exercise end */
 
 #include "loop.h"
 
 /* @region struct */
+/* @exercise begin */
 /* Invariants (heapq's, with `<` on the pair (when, start_id)):
  *   0 <= len <= cap; items[0 .. len) are live;
  *   for every k > 0:  !(items[k] < items[(k - 1) / 2]), where a < b means
  *   a.when < b.when, or a.when == b.when and a.start_id < b.start_id;
  *   i.e. no child is smaller than its parent, so items[0] is the smallest;
  *   no two entries have the same start_id, so no two entries tie;
+ * @exercise end
  *   no item's when is NaN (NaN compares false both ways and would break
  *   the invariant silently; loop.c refuses it before it gets here).
  * The children of k are 2k + 1 and 2k + 2.  The array doubles when full.
@@ -33,9 +39,11 @@
  * in memory, and the comparisons never chase a pointer.
  */
 typedef struct heap_entry {
+    /* @exercise begin */
     double when;       /* the deadline, loop_time() seconds */
     uint64_t start_id; /* the order of scheduling: the tie-break */
     handle_t *handle;  /* the timer's handle (never dereferenced here) */
+    /* @exercise end */
 } heap_entry_t;
 
 typedef struct heap {
@@ -59,11 +67,13 @@ size_t heap_len(const heap_t *h);
 const heap_entry_t *heap_top(const heap_t *h);
 
 /* heapq.heappush: append, then sift the new entry up towards the root.
+ * @exercise begin
  * start_id must differ from every other entry's, and be larger for a timer
  * scheduled later (the loop counts timers: loop->timer_counter).
  * 0, or -1 with errno set: EINVAL for a NaN when or a NULL handle, ENOMEM
  * (the heap is then unchanged). */
 int heap_push(heap_t *h, double when, uint64_t start_id, handle_t *handle);
+/* @exercise end */
 
 /* heapq.heappop: remove the smallest entry into *out.  false if empty. */
 bool heap_pop(heap_t *h, heap_entry_t *out);

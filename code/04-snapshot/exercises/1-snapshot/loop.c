@@ -1,3 +1,4 @@
+/* @exercise begin */
 /* loop.c -- exercise 04.1 (starter): chapter 04's loop with chapter 03's
  * step 6, which runs the ready deque until it is empty.  Give it snapshot
  * semantics: see TODO(1-snapshot) in run_once.
@@ -6,6 +7,7 @@
  * select() -- no longer than until the nearest timer is due --, append the
  * handle of every fd that select() reported to the ready deque, move the
  * timers that are due behind them, then run the ready deque.  Callbacks run in one place only,
+ * @exercise end
  * as in asyncio: "All other places just add them to ready."  The loop runs
  * ticks until loop_stop() sets `stopping`.
  *
@@ -410,12 +412,14 @@ static int run_once(loop_t *loop)
         }
     }
 
+    /* @exercise begin */
     /* 6. Run the ready deque, oldest first, until it is EMPTY -- including
      *    the callbacks that these callbacks queue (chapter 03's step).
      *    TODO(1-snapshot): run only the handles that are in the deque when
      *    this step begins; what they queue waits for the next tick, after
      *    another poll. */
     while (deque_len(&loop->ready) > 0) {
+    /* @exercise end */
         handle_t *handle = deque_pop_front(&loop->ready);
         handle->queued = false;
         if (handle->cancelled) { /* its watch ended after it was queued */

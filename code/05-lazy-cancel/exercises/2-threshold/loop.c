@@ -68,8 +68,10 @@ struct loop {
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool miniloop; /* LOOP_RULES_MINILOOP: article 000's rules (a teaching device) */
     bool no_rebuild; /* LOOP_RULES_NO_REBUILD: step 1 only pops the head */
+    /* @exercise begin */
     size_t min_scheduled;   /* exercise 2: the rebuild threshold */
     double min_fraction;
+    /* @exercise end */
     bool running;  /* inside loop_run_forever() */
     bool closed;   /* loop_close() was called */
     char error[160];
@@ -93,8 +95,10 @@ loop_t *loop_new(void)
         return NULL;
     deque_init(&loop->ready);
     heap_init(&loop->scheduled);
+    /* @exercise begin */
     loop->min_scheduled = LOOP_MIN_SCHEDULED_TIMER_HANDLES;
     loop->min_fraction = LOOP_MIN_CANCELLED_TIMER_HANDLES_FRACTION;
+    /* @exercise end */
     loop->maxfd = -1;
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
@@ -218,6 +222,7 @@ size_t loop_timer_cancelled_count(const loop_t *loop)
 }
 /* @end cancel */
 
+/* @exercise begin */
 /* @region threshold */
 /* TODO(2-threshold): refuse a fraction that is NaN or outside [0, 1]
  * (fail(loop, EINVAL, ...)); store both values; and make step 1 of
@@ -230,6 +235,7 @@ int loop_set_cleanup_threshold(loop_t *loop, size_t min_scheduled, double min_fr
 }
 /* @end threshold */
 
+/* @exercise end */
 /* A watch ended (removed, replaced, closed): asyncio's reader.cancel().  If
  * the handle is queued, the deque's reference keeps it alive, and run_once
  * skips it. */

@@ -301,6 +301,7 @@ int loop_remove_writer(loop_t *loop, int fd)
 }
 /* @end remove */
 
+/* @exercise begin */
 /* @region reader_handle */
 handle_t *loop_reader_handle(loop_t *loop, int fd)
 {
@@ -310,6 +311,7 @@ handle_t *loop_reader_handle(loop_t *loop, int fd)
 }
 /* @end reader_handle */
 
+/* @exercise end */
 /* @region call_soon */
 handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
 {
@@ -481,10 +483,12 @@ static int run_once(loop_t *loop)
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
+            /* @exercise begin */
             /* TODO(3-cancel-watch): a reader whose handle was cancelled
              * must not be queued again and again; end its watch here, as
              * CPython's _process_events does (`if reader._cancelled:
              * self._remove_reader(fileobj)`). */
+            /* @exercise end */
             if (add_callback(loop, loop->readers[fd]) < 0)
                 return -1;
         }

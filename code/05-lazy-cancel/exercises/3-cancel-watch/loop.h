@@ -119,6 +119,7 @@ int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_remove_reader(loop_t *loop, int fd);
 int loop_remove_writer(loop_t *loop, int fd);
 
+/* @exercise begin */
 /* @region reader_handle */
 /* Exercise 3: the handle of fd's reader, or NULL if fd has none (or is out
  * of range).  Borrowed: valid until the watch ends.  handle_cancel() on it
@@ -128,6 +129,7 @@ int loop_remove_writer(loop_t *loop, int fd);
 handle_t *loop_reader_handle(loop_t *loop, int fd);
 /* @end reader_handle */
 
+/* @exercise end */
 /* @region call_soon */
 /* Arrange for callback(loop, arg) to be called once, as soon as possible: the
  * handle is appended to the ready deque, so callbacks run in the order they

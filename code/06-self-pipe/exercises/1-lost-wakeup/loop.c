@@ -22,7 +22,7 @@
  * bit array of FD_SETSIZE bits, so no fd at or above FD_SETSIZE can ever be
  * watched by this loop.
  */
-#define _GNU_SOURCE /* pipe2() */
+#define _POSIX_C_SOURCE 200809L
 #include "loop.h"
 #include "deque.h"
 #include "heap.h"
@@ -443,6 +443,27 @@ static void write_to_self(loop_t *loop)
 }
 /* @end write_to_self */
 
+/* pipe(), then both ends non-blocking and close-on-exec.  pipe2() does it
+ * in one call (and closes the window in which another thread's fork+exec
+ * could inherit the fds), but macOS has no pipe2(): the loop makes its
+ * self-pipe before any thread of its own exists, so the window is moot. */
+static int make_pipe(int fds[2])
+{
+    if (pipe(fds) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* @region make_self_pipe */
 /* asyncio's _make_self_pipe: the pipe (or eventfd), non-blocking at both
  * ends (a full pipe must not block a writer, an empty one the reader), and
@@ -458,8 +479,8 @@ static int make_self_pipe(loop_t *loop, loop_wakeup how)
 #else
         return fail(loop, ENOSYS, "eventfd is Linux only; use LOOP_WAKEUP_PIPE");
 #endif
-    } else if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-        return fail(loop, errno, "pipe2: %s", strerror(errno));
+    } else if (make_pipe(fds) < 0) {
+        return fail(loop, errno, "pipe: %s", strerror(errno));
     }
     handle_t *reader = handle_new(loop, read_from_self, NULL, true);
     if (reader == NULL || fds[0] >= FD_SETSIZE) {
@@ -668,10 +689,12 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
+    /* @region poll */
     /* 3. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
      *    as long as it takes (-1).  asyncio's lines, one for one. */
+    /* @exercise begin */
     double timeout = -1;
     if ((ready_len(loop) > 0 || loop->stopping) && !loop->miniloop) {
         timeout = 0;
@@ -693,6 +716,7 @@ static int run_once(loop_t *loop)
      * early enough?  A thread that queues a handle after the look at the
      * ready deque above, and before this line, sees `polling` still false. */
     atomic_store(&loop->polling, true);
+    /* @exercise end */
     int n = select(nfds, &readable, &writable, NULL, to_timeval(timeout, &tv));
     atomic_store(&loop->polling, false);
     if (n < 0) {
@@ -700,6 +724,7 @@ static int run_once(loop_t *loop)
             return 0;
         return fail(loop, errno, "select: %s", strerror(errno));
     }
+    /* @end poll */
 
     /* 5. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so

@@ -22,7 +22,7 @@
  * bit array of FD_SETSIZE bits, so no fd at or above FD_SETSIZE can ever be
  * watched by this loop.
  */
-#define _GNU_SOURCE /* pipe2() */
+#define _POSIX_C_SOURCE 200809L
 #include "loop.h"
 #include "deque.h"
 #include "heap.h"
@@ -81,7 +81,9 @@ struct loop {
     atomic_bool polling;        /* from just before the look at `ready` to after the poll */
     atomic_bool wakeup_pending; /* coalescing: a byte was written, not yet read */
     atomic_ulong wakeup_writes; /* write() calls on the self-pipe: a statistic */
+    /* @exercise begin */
     size_t threadsafe_limit;    /* exercise 3: 0, or the most threadsafe handles queued */
+    /* @exercise end */
     heap_t scheduled; /* timers by deadline: asyncio's _scheduled */
     size_t timer_cancelled_count; /* cancelled while in `scheduled` */
     double clock_resolution; /* clock_getres(): timers this close are due */
@@ -444,6 +446,27 @@ static void write_to_self(loop_t *loop)
 }
 /* @end write_to_self */
 
+/* pipe(), then both ends non-blocking and close-on-exec.  pipe2() does it
+ * in one call (and closes the window in which another thread's fork+exec
+ * could inherit the fds), but macOS has no pipe2(): the loop makes its
+ * self-pipe before any thread of its own exists, so the window is moot. */
+static int make_pipe(int fds[2])
+{
+    if (pipe(fds) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* @region make_self_pipe */
 /* asyncio's _make_self_pipe: the pipe (or eventfd), non-blocking at both
  * ends (a full pipe must not block a writer, an empty one the reader), and
@@ -459,8 +482,8 @@ static int make_self_pipe(loop_t *loop, loop_wakeup how)
 #else
         return fail(loop, ENOSYS, "eventfd is Linux only; use LOOP_WAKEUP_PIPE");
 #endif
-    } else if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-        return fail(loop, errno, "pipe2: %s", strerror(errno));
+    } else if (make_pipe(fds) < 0) {
+        return fail(loop, errno, "pipe: %s", strerror(errno));
     }
     handle_t *reader = handle_new(loop, read_from_self, NULL, true);
     if (reader == NULL || fds[0] >= FD_SETSIZE) {
@@ -513,6 +536,7 @@ int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce)
     loop->coalesce = coalesce != 0;
     return 0;
 }
+/* @exercise begin */
 int loop_set_threadsafe_limit(loop_t *loop, size_t limit)
 {
     if (loop->closed)
@@ -521,6 +545,7 @@ int loop_set_threadsafe_limit(loop_t *loop, size_t limit)
     return 0;
 }
 
+/* @exercise end */
 unsigned long loop_wakeup_writes(loop_t *loop)
 {
     return atomic_load_explicit(&loop->wakeup_writes, memory_order_relaxed);
@@ -543,10 +568,12 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
     /* loop_call_soon's steps, with `closed` read under the lock: a loop
      * closed by its own thread meanwhile refuses, it does not lose the call.
      * The reference handle_new() made becomes the deque's. */
+    /* @exercise begin */
     /* TODO(3-bounded-inbox): refuse with EAGAIN when threadsafe_limit
      * handles queued by this function are still in the ready deque.  You
      * need a count of them (under which lock?), and a way for ready_pop()
      * and forget_all() to know that a handle they take out came from here. */
+    /* @exercise end */
     pthread_mutex_lock(&loop->ready_lock);
     int err = loop->closed ? EINVAL : 0;
     if (err == 0 && deque_push_back(&loop->ready, handle) < 0)
@@ -681,6 +708,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
+    /* @region poll */
     /* 3. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
@@ -710,6 +738,7 @@ static int run_once(loop_t *loop)
             return 0;
         return fail(loop, errno, "select: %s", strerror(errno));
     }
+    /* @end poll */
 
     /* 5. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so

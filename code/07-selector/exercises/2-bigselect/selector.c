@@ -1,8 +1,10 @@
+/* @exercise begin */
 /* selector.c -- chapter 07, exercise 2: the stage's selector.c with one more
  * backend in its list, "bigselect" (selector_bigselect.c).  Nothing to
  * change in this file.
  *
  * What every backend shares.
+ * @exercise end
  *
  * The list of backends, the fd -> events table that tells a backend what
  * changes, the checks on every argument, and the timeout rules.  Python's
@@ -35,7 +37,9 @@
 #endif
 
 extern const struct selector_backend selector_select, selector_poll;
+/* @exercise begin */
 extern const struct selector_backend selector_bigselect; /* exercise 2 */
+/* @exercise end */
 #ifdef HAVE_EPOLL
 extern const struct selector_backend selector_epoll;
 #endif
@@ -52,7 +56,9 @@ static const struct selector_backend *const backends[] = {
 #endif
     &selector_poll,
     &selector_select,
+    /* @exercise begin */
     &selector_bigselect, /* exercise 2: last, so never the default */
+    /* @exercise end */
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 /* @end backends */
@@ -60,11 +66,13 @@ static const struct selector_backend *const backends[] = {
 const char *selector_backends(void)
 {
 #if defined(HAVE_EPOLL)
+    /* @exercise begin */
     return "epoll poll select bigselect";
 #elif defined(HAVE_KQUEUE)
     return "kqueue poll select bigselect";
 #else
     return "poll select bigselect";
+    /* @exercise end */
 #endif
 }
 
@@ -164,6 +172,11 @@ int selector_check_fd(selector_t *sel, int fd)
 }
 /* @end check_fd */
 
+int selector_fileno(const selector_t *sel)
+{
+    return sel->backend->fileno != NULL ? sel->backend->fileno(sel) : -1;
+}
+
 int selector_events_of(const selector_t *sel, int fd)
 {
     return fd >= 0 && fd < sel->capacity ? sel->events[fd] : 0;
@@ -208,6 +221,12 @@ int selector_register(selector_t *sel, int fd, int events)
         return -1;
     if (selector_events_of(sel, fd) != 0)
         return selector_fail(sel, EEXIST, "fd %d is already registered", fd);
+    /* The selector's own fd is not one to watch: epoll_ctl() refuses an
+     * epoll instance that watches itself with a bare EINVAL; this says why,
+     * and refuses the kqueue's fd the same way. */
+    if (fd == selector_fileno(sel))
+        return selector_fail(sel, EINVAL, "fd %d is the %s selector's own fd", fd,
+                             sel->backend->name);
     if (grow(sel, fd) < 0 || sel->backend->add(sel, fd, events) < 0)
         return -1;
     sel->events[fd] = (unsigned char)events;

@@ -1,7 +1,9 @@
+/* @exercise begin */
 /* selector.c -- chapter 07, exercise 3: fix selector_timeout_ms(), at the
  * bottom of this file (TODO(3-timeout-rounding)).
  *
  * What every backend shares.
+ * @exercise end
  *
  * The list of backends, the fd -> events table that tells a backend what
  * changes, the checks on every argument, and the timeout rules.  Python's
@@ -161,6 +163,11 @@ int selector_check_fd(selector_t *sel, int fd)
 }
 /* @end check_fd */
 
+int selector_fileno(const selector_t *sel)
+{
+    return sel->backend->fileno != NULL ? sel->backend->fileno(sel) : -1;
+}
+
 int selector_events_of(const selector_t *sel, int fd)
 {
     return fd >= 0 && fd < sel->capacity ? sel->events[fd] : 0;
@@ -205,6 +212,12 @@ int selector_register(selector_t *sel, int fd, int events)
         return -1;
     if (selector_events_of(sel, fd) != 0)
         return selector_fail(sel, EEXIST, "fd %d is already registered", fd);
+    /* The selector's own fd is not one to watch: epoll_ctl() refuses an
+     * epoll instance that watches itself with a bare EINVAL; this says why,
+     * and refuses the kqueue's fd the same way. */
+    if (fd == selector_fileno(sel))
+        return selector_fail(sel, EINVAL, "fd %d is the %s selector's own fd", fd,
+                             sel->backend->name);
     if (grow(sel, fd) < 0 || sel->backend->add(sel, fd, events) < 0)
         return -1;
     sel->events[fd] = (unsigned char)events;
@@ -256,6 +269,7 @@ int selector_wait(selector_t *sel, double timeout, selector_event **events)
     return n;
 }
 
+/* @exercise begin */
 /* TODO(3-timeout-rounding): this is the conversion most loops start with.
  * poll and epoll call it for every wait.  Find what is wrong with it for a
  * timeout of 0.0001 s, of 1e12 s, and of -1 s, and fix it: selector.h says
@@ -263,5 +277,6 @@ int selector_wait(selector_t *sel, double timeout, selector_event **events)
 int selector_timeout_ms(double timeout)
 {
     return (int)(timeout * 1000);
+/* @exercise end */
 }
 /* @end wait */

@@ -1,3 +1,4 @@
+/* @exercise begin */
 /* loop.c -- chapter 01, exercise 1 (answer): the same loop on poll().
  *
  * One tick (run_once) is: build an array of struct pollfd from the watch
@@ -8,6 +9,7 @@
  * it has no FD_SETSIZE: any fd the process may open can be watched.  The
  * watch tables are still arrays indexed by fd, but they grow (realloc) to the
  * highest fd ever watched instead of being FD_SETSIZE long.
+ * @exercise end
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -17,9 +19,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+/* @exercise begin */
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
+/* @exercise end */
 
 /* @region struct */
 struct watch {
@@ -28,10 +32,12 @@ struct watch {
 };
 
 struct loop {
+    /* @exercise begin */
     struct watch *readers; /* readers[fd], for 0 <= fd < capacity */
     struct watch *writers; /* writers[fd], likewise */
     int capacity;          /* length of both tables (0 until the first add) */
     struct pollfd *pollfds; /* run_once's array, `capacity` long at most */
+    /* @exercise end */
     int maxfd;     /* highest fd that may be watched, -1 if none */
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool running;  /* inside loop_run_forever() */
@@ -71,6 +77,7 @@ static int check_fd(loop_t *loop, int fd)
         return fail(loop, EINVAL, "loop is closed");
     if (fd < 0)
         return fail(loop, EBADF, "fd %d is not a file descriptor", fd);
+    /* @exercise begin */
     /* No fd_set, so no FD_SETSIZE.  An fd the process cannot have open is
      * still refused: the tables are indexed by fd, and fd 2000000000 would
      * ask realloc for gigabytes. */
@@ -137,13 +144,17 @@ int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg)
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg)
 {
     return add(loop, 1, fd, callback, arg);
+    /* @exercise end */
 }
 
+/* @region remove */
 static int removed(loop_t *loop, struct watch *table, int fd)
 {
     if (check_fd(loop, fd) < 0)
         return -1;
+    /* @exercise begin */
     if (fd >= loop->capacity || table[fd].callback == NULL)
+    /* @exercise end */
         return 0;
     table[fd].callback = NULL;
     table[fd].arg = NULL;
@@ -160,11 +171,13 @@ int loop_remove_writer(loop_t *loop, int fd)
 {
     return removed(loop, loop->writers, fd);
 }
+/* @end remove */
 
 /* @region run_once */
 /* One tick: wait for I/O, then dispatch it. */
 static int run_once(loop_t *loop)
 {
+    /* @exercise begin */
     /* 1. List the fds to watch, one struct pollfd each, in fd order.  poll()
      *    writes only `revents`, but the list is rebuilt every tick anyway,
      *    since callbacks change the tables. */
@@ -210,6 +223,7 @@ static int run_once(loop_t *loop)
                 w.callback(loop, w.arg);
         }
         if (revents & ~POLLIN) {
+    /* @exercise end */
             struct watch w = loop->writers[fd];
             if (w.callback != NULL)
                 w.callback(loop, w.arg);
@@ -247,12 +261,14 @@ void loop_stop(loop_t *loop)
 }
 /* @end run_forever */
 
+/* @region close */
 int loop_close(loop_t *loop)
 {
     if (loop->running)
         return fail(loop, EBUSY, "cannot close a running loop");
     if (loop->closed)
         return 0; /* closing twice is harmless, as in asyncio */
+    /* @exercise begin */
     free(loop->readers);
     free(loop->writers);
     free(loop->pollfds);
@@ -271,5 +287,7 @@ void loop_free(loop_t *loop)
     free(loop->readers);
     free(loop->writers);
     free(loop->pollfds);
+    /* @exercise end */
     free(loop);
 }
+/* @end close */

@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* deque.h (exercise 1) -- the ready deque, with deque_push_front.
+ * @exercise end
  *
  * asyncio keeps its ready callbacks in a collections.deque and uses three
  * of its operations: append (call_soon, I/O, due timers), popleft (run_once)
@@ -44,10 +46,12 @@ void deque_free(deque_t *d);
  * ENOMEM if the array could not grow (the deque is then unchanged). */
 int deque_push_back(deque_t *d, handle_t *h);
 
+/* @exercise begin */
 /* Exercise 1: put h in FRONT of every item, so that the next pop returns
  * it.  0, or -1 with errno set, as deque_push_back. */
 int deque_push_front(deque_t *d, handle_t *h);
 
+/* @exercise end */
 /* Remove and return the front item; NULL if the deque is empty. */
 handle_t *deque_pop_front(deque_t *d);
 

@@ -1,10 +1,14 @@
+/* @exercise begin */
 /* deque.c (exercise 2) -- the ready deque, growing with realloc(). */
+/* @exercise end */
 #include "deque.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+/* @exercise begin */
 #include <string.h>
+/* @exercise end */
 
 #define DEQUE_MIN_CAP 8 /* the first allocation; any power of two works */
 
@@ -25,6 +29,7 @@ size_t deque_len(const deque_t *d)
     return d->len;
 }
 
+/* @exercise begin */
 /* @region grow */
 /* realloc() keeps the old slots at the same indexes, and the items from
  * head to the old end are still in order.  The ones that had wrapped, in
@@ -52,6 +57,7 @@ static int grow(deque_t *d)
     return 0;
 }
 /* @end grow */
+/* @exercise end */
 
 /* @region push_back */
 int deque_push_back(deque_t *d, handle_t *h)

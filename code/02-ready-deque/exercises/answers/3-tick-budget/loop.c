@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* loop.c (exercise 3) -- chapter 02's loop, with a budget per tick.
+ * @exercise end
  *
  * One tick (run_once) is: build the fd sets from the watch tables, poll with
  * select(), append the handle of every fd that select() reported to the
@@ -43,7 +45,9 @@ struct loop {
     handle_t *readers[FD_SETSIZE]; /* NULL: nobody watches this fd */
     handle_t *writers[FD_SETSIZE];
     deque_t ready; /* handles to run, oldest first: asyncio's _ready */
+    /* @exercise begin */
     size_t tick_budget; /* most handles popped per tick; 0: no limit */
+    /* @exercise end */
     int maxfd;     /* highest fd that may be watched, -1 if none */
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool running;  /* inside loop_run_forever() */
@@ -200,6 +204,7 @@ handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
 }
 /* @end call_soon */
 
+/* @exercise begin */
 int loop_set_tick_budget(loop_t *loop, size_t max_callbacks)
 {
     if (loop->closed)
@@ -208,6 +213,7 @@ int loop_set_tick_budget(loop_t *loop, size_t max_callbacks)
     return 0;
 }
 
+/* @exercise end */
 /* @region run_once */
 /* One tick, as asyncio's _run_once: poll for I/O, queue the handles of the
  * ready fds, then run the ready deque. */
@@ -243,6 +249,7 @@ static int run_once(loop_t *loop)
 
     /* 3. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
+     * @exercise begin
      *    the tables still hold exactly the handles the sets were built from.
      *    With a budget, a handle may still be queued from the last tick:
      *    queue it again and it would run twice, and the loop would free it
@@ -259,10 +266,12 @@ static int run_once(loop_t *loop)
             n--;
             if (!loop->writers[fd]->queued &&
                 add_callback(loop, loop->writers[fd]) < 0)
+                /* @exercise end */
                 return -1;
         }
     }
 
+    /* @exercise begin */
     /* 4. Run the ready deque, oldest first, until it is empty or this tick
      *    has popped tick_budget handles (0: no limit).  What is left stays
      *    at the front of the deque, so step 2 of the next tick does not
@@ -270,6 +279,7 @@ static int run_once(loop_t *loop)
     size_t budget = loop->tick_budget;
     for (size_t popped = 0; deque_len(&loop->ready) > 0 &&
                             (budget == 0 || popped < budget); popped++) {
+    /* @exercise end */
         handle_t *handle = deque_pop_front(&loop->ready);
         handle->queued = false;
         if (handle->cancelled) { /* its watch ended after it was queued */

@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* loop.h (exercise 3) -- chapter 02's loop, with a budget per tick.
+ * @exercise end
  *
  * The whole interface of this stage: make a loop, tell it which file
  * descriptors to watch and what to call when one is ready, ask it to call
@@ -12,8 +14,10 @@
 #ifndef LOOP_H
 #define LOOP_H
 
+/* @exercise begin */
 #include <stddef.h>
 
+/* @exercise end */
 typedef struct loop loop_t;
 
 /* Every callback in this book has this one shape: the loop that runs it and
@@ -61,6 +65,7 @@ int loop_remove_writer(loop_t *loop, int fd);
 handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg);
 /* @end call_soon */
 
+/* @exercise begin */
 /* @region budget */
 /* Exercise 3: let each tick pop at most max_callbacks handles from the
  * ready deque; the others stay queued, in order, for the next tick, which
@@ -70,6 +75,7 @@ handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg);
 int loop_set_tick_budget(loop_t *loop, size_t max_callbacks);
 /* @end budget */
 
+/* @exercise end */
 /* Run ticks until loop_stop() is called.  Returns 0 after a stop, -1 if
  * select() failed (not for EINTR: a signal only ends the current wait). */
 int loop_run_forever(loop_t *loop);

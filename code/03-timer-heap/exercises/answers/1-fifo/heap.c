@@ -1,4 +1,6 @@
+/* @exercise begin */
 /* heap.c (exercise 1) -- the timer heap, with a FIFO tie-break (see heap.h).
+ * @exercise end
  *
  * A line-by-line port of Lib/heapq.py.  Two names there are the opposite
  * of what most textbooks say, and this file keeps them so that the two can
@@ -45,6 +47,7 @@ const heap_entry_t *heap_top(const heap_t *h)
     return h->len > 0 ? &h->items[0] : NULL;
 }
 
+/* @exercise begin */
 /* @region less */
 /* a < b in heap.h's order: the earlier deadline, and on equal deadlines
  * the timer scheduled first.  Two entries never tie (start_ids differ), so
@@ -58,6 +61,7 @@ static bool less(const heap_entry_t *a, const heap_entry_t *b)
 }
 /* @end less */
 
+/* @exercise end */
 /* @region siftdown */
 /* heapq._siftdown: the entry at pos moves up past every parent it is
  * smaller than (strictly: an equal parent stays above it). */
@@ -67,7 +71,9 @@ static void siftdown(heap_t *h, size_t startpos, size_t pos)
     while (pos > startpos) {
         size_t parentpos = (pos - 1) >> 1;
         heap_entry_t parent = h->items[parentpos];
+        /* @exercise begin */
         if (less(&newitem, &parent)) {
+        /* @exercise end */
             h->items[pos] = parent;
             pos = parentpos;
             continue;
@@ -91,7 +97,9 @@ static void siftup(heap_t *h, size_t pos)
     while (childpos < endpos) {
         size_t rightpos = childpos + 1;
         if (rightpos < endpos &&
+            /* @exercise begin */
             !less(&h->items[childpos], &h->items[rightpos]))
+            /* @exercise end */
             childpos = rightpos;
         h->items[pos] = h->items[childpos];
         pos = childpos;
@@ -119,7 +127,9 @@ static int grow(heap_t *h)
 
 /* @region push_pop */
 /* heapq.heappush: append, then _siftdown(heap, 0, len - 1). */
+/* @exercise begin */
 int heap_push(heap_t *h, double when, uint64_t start_id, handle_t *handle)
+/* @exercise end */
 {
     if (when != when || handle == NULL) { /* when != when: NaN */
         errno = EINVAL;
@@ -127,7 +137,9 @@ int heap_push(heap_t *h, double when, uint64_t start_id, handle_t *handle)
     }
     if (h->len == h->cap && grow(h) < 0)
         return -1;
+    /* @exercise begin */
     h->items[h->len] = (heap_entry_t){when, start_id, handle};
+    /* @exercise end */
     h->len++;
     siftdown(h, 0, h->len - 1);
     return 0;

@@ -1,7 +1,9 @@
+/* @exercise begin */
 /* loop.c (exercise 1) -- chapter 03's loop, numbering its timers so that
  * the heap can run equal deadlines first in, first out (see heap.h).
  *
  * Chapter 03: a select() loop with a ready deque and a timer heap.
+ * @exercise end
  *
  * One tick (run_once) is: build the fd sets from the watch tables, poll with
  * select() -- no longer than until the nearest timer is due --, append the
@@ -25,7 +27,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+/* @exercise begin */
 #include <stdint.h>
+/* @exercise end */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
@@ -56,7 +60,9 @@ struct loop {
     handle_t *writers[FD_SETSIZE];
     deque_t ready;    /* handles to run, oldest first: asyncio's _ready */
     heap_t scheduled; /* timers by deadline: asyncio's _scheduled */
+    /* @exercise begin */
     uint64_t timer_counter; /* timers scheduled so far: the next start_id */
+    /* @exercise end */
     double clock_resolution; /* clock_getres(): timers this close are due */
     bool virtual_clock;      /* loop_new_virtual(): time is virtual_now */
     double virtual_now;
@@ -297,11 +303,13 @@ handle_t *loop_call_at(loop_t *loop, double when, loop_callback callback, void *
         fail(loop, ENOMEM, "out of memory for a timer handle");
         return NULL;
     }
+    /* @exercise begin */
     /* Number the timer, as libuv's uv_timer_start does: a later timer
      * gets a larger start_id, so on a tie it leaves the heap later.  64
      * bits never wrap: a billion timers a second would take 584 years. */
     uint64_t start_id = loop->timer_counter++;
     if (heap_push(&loop->scheduled, when, start_id, handle) < 0) {
+    /* @exercise end */
         free(handle);
         fail(loop, ENOMEM, "out of memory for the timer heap");
         return NULL;
@@ -320,6 +328,7 @@ handle_t *loop_call_later(loop_t *loop, double delay, loop_callback callback, vo
 }
 /* @end call_at */
 
+/* @region to_timeval */
 /* select()'s timeout: NULL to block (timeout < 0), else the seconds
  * rounded UP to a microsecond: waking before the deadline would only buy a
  * tick in which the timer is not due yet. */
@@ -332,6 +341,7 @@ static struct timeval *to_timeval(double timeout, struct timeval *tv)
     tv->tv_usec = (suseconds_t)(usec - (double)tv->tv_sec * 1e6);
     return tv;
 }
+/* @end to_timeval */
 
 /* @region run_once */
 /* One tick, as asyncio's _run_once: poll for I/O, no longer than until the

@@ -1,6 +1,8 @@
+/* @exercise begin */
 /* loop.c -- exercise 04.1 (worked answer): chapter 04's loop, whose step 6
  * runs a snapshot of the ready deque by setting the whole deque aside
  * (article 001's 复制一份ready队列) instead of counting ntodo.
+ * @exercise end
  *
  * One tick (run_once) is: build the fd sets from the watch tables, poll with
  * select() -- no longer than until the nearest timer is due --, append the
@@ -54,7 +56,9 @@ struct loop {
     handle_t *readers[FD_SETSIZE]; /* NULL: nobody watches this fd */
     handle_t *writers[FD_SETSIZE];
     deque_t ready;    /* handles to run, oldest first: asyncio's _ready */
+    /* @exercise begin */
     deque_t todo;     /* step 6's batch: last tick's `ready`, set aside; empty between ticks */
+    /* @exercise end */
     heap_t scheduled; /* timers by deadline: asyncio's _scheduled */
     double clock_resolution; /* clock_getres(): timers this close are due */
     bool virtual_clock;      /* loop_new_virtual(): time is virtual_now */
@@ -86,7 +90,9 @@ loop_t *loop_new(void)
     if (loop == NULL)
         return NULL;
     deque_init(&loop->ready);
+    /* @exercise begin */
     deque_init(&loop->todo);
+    /* @exercise end */
     heap_init(&loop->scheduled);
     loop->maxfd = -1;
     struct timespec res;
@@ -413,6 +419,7 @@ static int run_once(loop_t *loop)
         }
     }
 
+    /* @exercise begin */
     /* 6. Run what is in the ready deque NOW: swap it with the empty `todo`
      *    deque and run `todo` to the end.  What these callbacks queue goes
      *    into the fresh `ready` and waits for the next tick, after another
@@ -423,6 +430,7 @@ static int run_once(loop_t *loop)
     loop->todo = batch;
     handle_t *handle;
     while ((handle = deque_pop_front(&loop->todo)) != NULL) {
+    /* @exercise end */
         handle->queued = false;
         if (handle->cancelled) { /* its watch ended after it was queued */
             free(handle);
@@ -493,7 +501,9 @@ static void forget_all(loop_t *loop)
     while (deque_len(&loop->ready) > 0)
         free(deque_pop_front(&loop->ready));
     deque_free(&loop->ready);
+    /* @exercise begin */
     deque_free(&loop->todo); /* always empty here: step 6 runs it to the end */
+    /* @exercise end */
     heap_entry_t timer;
     while (heap_pop(&loop->scheduled, &timer))
         free(timer.handle);

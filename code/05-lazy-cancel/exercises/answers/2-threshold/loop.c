@@ -68,8 +68,10 @@ struct loop {
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool miniloop; /* LOOP_RULES_MINILOOP: article 000's rules (a teaching device) */
     bool no_rebuild; /* LOOP_RULES_NO_REBUILD: step 1 only pops the head */
+    /* @exercise begin */
     size_t min_scheduled;   /* exercise 2: the rebuild threshold */
     double min_fraction;
+    /* @exercise end */
     bool running;  /* inside loop_run_forever() */
     bool closed;   /* loop_close() was called */
     char error[160];
@@ -93,8 +95,10 @@ loop_t *loop_new(void)
         return NULL;
     deque_init(&loop->ready);
     heap_init(&loop->scheduled);
+    /* @exercise begin */
     loop->min_scheduled = LOOP_MIN_SCHEDULED_TIMER_HANDLES;
     loop->min_fraction = LOOP_MIN_CANCELLED_TIMER_HANDLES_FRACTION;
+    /* @exercise end */
     loop->maxfd = -1;
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
@@ -218,6 +222,7 @@ size_t loop_timer_cancelled_count(const loop_t *loop)
 }
 /* @end cancel */
 
+/* @exercise begin */
 /* @region threshold */
 int loop_set_cleanup_threshold(loop_t *loop, size_t min_scheduled, double min_fraction)
 {
@@ -230,6 +235,7 @@ int loop_set_cleanup_threshold(loop_t *loop, size_t min_scheduled, double min_fr
 }
 /* @end threshold */
 
+/* @exercise end */
 /* A watch ended (removed, replaced, closed): asyncio's reader.cancel().  If
  * the handle is queued, the deque's reference keeps it alive, and run_once
  * skips it. */
@@ -410,8 +416,10 @@ static int run_once(loop_t *loop)
      *    drop only the cancelled timers at the head, so that the nearest
      *    deadline (step 3) is a live one. */
     size_t sched_count = heap_len(&loop->scheduled);
+    /* @exercise begin */
     if (!loop->no_rebuild && sched_count > loop->min_scheduled &&
         (double)loop->timer_cancelled_count / (double)sched_count > loop->min_fraction) {
+    /* @exercise end */
         heap_t *heap = &loop->scheduled;
         size_t kept = 0;
         for (size_t i = 0; i < heap->len; i++) {

@@ -189,6 +189,7 @@ size_t loop_scheduled_len(const loop_t *loop);
 size_t loop_timer_cancelled_count(const loop_t *loop);
 /* @end accounting */
 
+/* @exercise begin */
 /* @region threshold */
 /* Exercise 2: rebuild the heap when MORE than min_scheduled timers are
  * scheduled and MORE than min_fraction of them are cancelled (a new loop:
@@ -197,6 +198,7 @@ size_t loop_timer_cancelled_count(const loop_t *loop);
 int loop_set_cleanup_threshold(loop_t *loop, size_t min_scheduled, double min_fraction);
 /* @end threshold */
 
+/* @exercise end */
 /* Ask the loop to return from loop_run_forever() at the end of this tick.
  * Called before loop_run_forever(), it makes the next run one tick long. */
 void loop_stop(loop_t *loop);

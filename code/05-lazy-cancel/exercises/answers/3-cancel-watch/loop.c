@@ -301,6 +301,7 @@ int loop_remove_writer(loop_t *loop, int fd)
 }
 /* @end remove */
 
+/* @exercise begin */
 /* @region reader_handle */
 handle_t *loop_reader_handle(loop_t *loop, int fd)
 {
@@ -310,6 +311,7 @@ handle_t *loop_reader_handle(loop_t *loop, int fd)
 }
 /* @end reader_handle */
 
+/* @exercise end */
 /* @region call_soon */
 handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
 {
@@ -481,12 +483,14 @@ static int run_once(loop_t *loop)
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
+            /* @exercise begin */
             /* @region lazy_watch */
             if (loop->readers[fd]->cancelled) /* CPython: self._remove_reader(fileobj) */
                 removed(loop, loop->readers, fd);
             else if (add_callback(loop, loop->readers[fd]) < 0)
                 return -1;
             /* @end lazy_watch */
+            /* @exercise end */
         }
         if (FD_ISSET(fd, &writable)) {
             n--;

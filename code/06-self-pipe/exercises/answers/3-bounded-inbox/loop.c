@@ -22,7 +22,7 @@
  * bit array of FD_SETSIZE bits, so no fd at or above FD_SETSIZE can ever be
  * watched by this loop.
  */
-#define _GNU_SOURCE /* pipe2() */
+#define _POSIX_C_SOURCE 200809L
 #include "loop.h"
 #include "deque.h"
 #include "heap.h"
@@ -66,7 +66,9 @@ struct handle {
     bool queued;    /* in the ready deque (at most once) */
     bool scheduled; /* in the timer heap: asyncio's TimerHandle._scheduled */
     bool cancelled; /* never run it: asyncio's Handle._cancelled */
+    /* @exercise begin */
     bool threadsafe; /* queued by loop_call_soon_threadsafe: counted in threadsafe_queued */
+    /* @exercise end */
 };
 
 struct loop {
@@ -82,8 +84,10 @@ struct loop {
     atomic_bool polling;        /* from just before the look at `ready` to after the poll */
     atomic_bool wakeup_pending; /* coalescing: a byte was written, not yet read */
     atomic_ulong wakeup_writes; /* write() calls on the self-pipe: a statistic */
+    /* @exercise begin */
     size_t threadsafe_limit;    /* exercise 3: 0, or the most threadsafe handles queued */
     size_t threadsafe_queued;   /* such handles in `ready` now (under ready_lock) */
+    /* @exercise end */
     heap_t scheduled; /* timers by deadline: asyncio's _scheduled */
     size_t timer_cancelled_count; /* cancelled while in `scheduled` */
     double clock_resolution; /* clock_getres(): timers this close are due */
@@ -289,10 +293,12 @@ static handle_t *ready_pop(loop_t *loop)
 {
     pthread_mutex_lock(&loop->ready_lock);
     handle_t *handle = deque_pop_front(&loop->ready);
+    /* @exercise begin */
     if (handle != NULL && handle->threadsafe) {
         handle->threadsafe = false; /* counted once, even if it is queued again */
         loop->threadsafe_queued--;
     }
+    /* @exercise end */
     pthread_mutex_unlock(&loop->ready_lock);
     return handle;
 }
@@ -450,6 +456,27 @@ static void write_to_self(loop_t *loop)
 }
 /* @end write_to_self */
 
+/* pipe(), then both ends non-blocking and close-on-exec.  pipe2() does it
+ * in one call (and closes the window in which another thread's fork+exec
+ * could inherit the fds), but macOS has no pipe2(): the loop makes its
+ * self-pipe before any thread of its own exists, so the window is moot. */
+static int make_pipe(int fds[2])
+{
+    if (pipe(fds) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fcntl(fds[i], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+            int saved = errno;
+            close(fds[0]);
+            close(fds[1]);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* @region make_self_pipe */
 /* asyncio's _make_self_pipe: the pipe (or eventfd), non-blocking at both
  * ends (a full pipe must not block a writer, an empty one the reader), and
@@ -465,8 +492,8 @@ static int make_self_pipe(loop_t *loop, loop_wakeup how)
 #else
         return fail(loop, ENOSYS, "eventfd is Linux only; use LOOP_WAKEUP_PIPE");
 #endif
-    } else if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-        return fail(loop, errno, "pipe2: %s", strerror(errno));
+    } else if (make_pipe(fds) < 0) {
+        return fail(loop, errno, "pipe: %s", strerror(errno));
     }
     handle_t *reader = handle_new(loop, read_from_self, NULL, true);
     if (reader == NULL || fds[0] >= FD_SETSIZE) {
@@ -519,6 +546,7 @@ int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce)
     loop->coalesce = coalesce != 0;
     return 0;
 }
+/* @exercise begin */
 int loop_set_threadsafe_limit(loop_t *loop, size_t limit)
 {
     if (loop->closed)
@@ -527,6 +555,7 @@ int loop_set_threadsafe_limit(loop_t *loop, size_t limit)
     return 0;
 }
 
+/* @exercise end */
 unsigned long loop_wakeup_writes(loop_t *loop)
 {
     return atomic_load_explicit(&loop->wakeup_writes, memory_order_relaxed);
@@ -551,6 +580,7 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
      * The reference handle_new() made becomes the deque's. */
     pthread_mutex_lock(&loop->ready_lock);
     int err = loop->closed ? EINVAL : 0;
+    /* @exercise begin */
     if (err == 0 && loop->threadsafe_limit > 0 &&
         loop->threadsafe_queued >= loop->threadsafe_limit)
         err = EAGAIN; /* back-pressure: the caller decides to wait, drop or retry */
@@ -561,6 +591,7 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
         handle->threadsafe = true;
         loop->threadsafe_queued++;
     }
+    /* @exercise end */
     pthread_mutex_unlock(&loop->ready_lock);
     if (err != 0) {
         handle_release(handle);
@@ -689,6 +720,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
+    /* @region poll */
     /* 3. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
@@ -718,6 +750,7 @@ static int run_once(loop_t *loop)
             return 0;
         return fail(loop, errno, "select: %s", strerror(errno));
     }
+    /* @end poll */
 
     /* 5. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
@@ -831,7 +864,9 @@ static void forget_all(loop_t *loop)
     loop->closed = true; /* from here on, loop_call_soon_threadsafe refuses */
     deque_t dropped = loop->ready;
     deque_init(&loop->ready);
+    /* @exercise begin */
     loop->threadsafe_queued = 0;
+    /* @exercise end */
     pthread_mutex_unlock(&loop->ready_lock);
     while (deque_len(&dropped) > 0) { /* released outside the lock */
         handle_t *handle = deque_pop_front(&dropped);

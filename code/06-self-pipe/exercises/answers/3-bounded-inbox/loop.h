@@ -232,10 +232,11 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
  * look at its ready deque before it sleeps again anyway.  Call it before any
  * other thread may use the loop, and not while it runs; -1 with EBUSY (running),
  * EINVAL (closed, unknown kind), ENOSYS (eventfd off Linux), or the error of
- * pipe2()/eventfd(). */
+ * pipe()/fcntl()/eventfd(). */
 typedef enum loop_wakeup { LOOP_WAKEUP_PIPE, LOOP_WAKEUP_EVENTFD } loop_wakeup;
 int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce);
 
+/* @exercise begin */
 /* Exercise 3 (3-bounded-inbox): back-pressure.  At most `limit` handles
  * queued by loop_call_soon_threadsafe() may wait in the ready deque; one
  * more call is refused with NULL and errno EAGAIN, until the loop has taken
@@ -244,6 +245,7 @@ int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce);
  * loop; -1 with EINVAL on a closed loop. */
 int loop_set_threadsafe_limit(loop_t *loop, size_t limit);
 
+/* @exercise end */
 /* How many times the loop has written to its self-pipe so far (a statistic,
  * for the tests and the benchmark; any thread may read it). */
 unsigned long loop_wakeup_writes(loop_t *loop);
