@@ -83,7 +83,8 @@ stage_tests() {
 }
 
 # exercise_tests VARIANT [starters]: every chapter's worked answers pass; with
-# "starters", every starter still compiles and fails its test.
+# "starters", every starter still compiles and fails its test, and starters and
+# answers differ from their stage's files only in their @exercise regions.
 exercise_tests() {
     variant "$1"
     for st in $STAGES; do
@@ -93,6 +94,8 @@ exercise_tests() {
             [ "${2:-}" = starters ] || continue
             record "$1: exercise $st/$ex: starter builds" build_exercise "$st" "$ex" starter &&
             record "$1: exercise $st/$ex: starter still fails its test" not "$OUT/exercises/$st/starter/$ex"
+            record "exercise $st/$ex: starter and answer are the stage's files outside @exercise regions" \
+                "$PYTHON" tests/starters.py check "$st" "$ex"
         done
     done
 }
