@@ -29,12 +29,16 @@ here: a copy has exactly the stage's markers outside its regions.
           regions.  It refuses (and leaves the file alone) when it cannot
           place a region: the lines around it are not in the stage any more,
           or occur more than once.  Move the markers or fix the file by hand,
-          then run it again.  Review the result with `git diff` and
+          then run it again.  It also prints REVIEW and a diff for each region
+          whose stage lines (those it replaces) changed since the copy was
+          last committed: the region's text is kept as it is, and may need
+          the same change by hand.  Review the result with `git diff` and
           `make exercise CH=NN [ANSWERS=1]`.
 
-With --rev=REV (e.g. --rev=HEAD), check compares with the stage files as
-committed in REV instead of the working tree (to check your own copies while
-others edit the stages).  STAGE is NN or NN-slug; EXERCISE is the folder's name (e.g. 1-poll); the
+A copy without regions must equal its stage file.  With --rev=REV (e.g.
+--rev=HEAD), check compares with the stage files as committed in REV instead
+of the working tree (to check copies while the stages are being edited).
+STAGE is NN or NN-slug; EXERCISE is the folder's name (e.g. 1-poll); the
 default is every exercise of every stage.  Developer command, e.g.
     tests/starters.py check
     tests/starters.py sync 06
@@ -72,12 +76,12 @@ def parse(lines):
             if regions and not outside[-1]:
                 raise Refused("line %d: a region right after another one: "
                               "make them one region" % no)
-            current, begin = [], line
+            current, begin, begin_no = [], line, no
         else:
             if current is None:
                 raise Refused("line %d: @exercise end without a begin" % no)
             regions.append(current)
-            marks.append((begin, line))
+            marks.append((begin, line, begin_no))
             outside.append([])
             current = None
     if current is not None:
@@ -105,8 +109,8 @@ def find(chunk, stage, start, tail, what):
                 shown += "\n"
             raise Refused("%s: these %d line(s) %s\n%s"
                           % (what, len(ctx),
-                             "are not in the stage file (from where the region "
-                             "would start on)" if not found else
+                             "are not in the stage file where they should be"
+                             if not found else
                              "occur %d times in the stage file: cannot tell "
                              "which is meant" % len(found), shown))
         k += 1
@@ -114,25 +118,39 @@ def find(chunk, stage, start, tail, what):
 
 def synced(copy, stage):
     """The text COPY (lines) should have: STAGE's lines with each of COPY's
-    regions put in its place."""
+    regions put in its place; and the stage lines each region replaces."""
     outside, regions, marks = parse(copy)
     n = len(regions)
-    out, cursor = [], 0
+    out, replaced, cursor = [], [], 0
     for i in range(n):
-        where = "region %d of %d (the %s @exercise begin)" % (
-            i + 1, n, ordinal(i + 1))
+        where = "region %d of %d (@exercise begin at line %d)" % (i + 1, n, marks[i][2])
         before, after = outside[i], outside[i + 1]
         a = 0 if i == 0 and not before else \
             find(before, stage, cursor, True, where + ", the lines before it")
         b = len(stage) if i == n - 1 and not after else \
             find(after, stage, a, False, where + ", the lines after it")
         out += stage[cursor:a] + [marks[i][0]] + regions[i] + [marks[i][1]]
+        replaced.append(stage[a:b])
         cursor = b
-    return out + stage[cursor:]
+    return out + stage[cursor:], replaced
 
 
-def ordinal(n):
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, "%dth" % n)
+def changed_under(copy, copy_path, stage_path, replaced):
+    """For sync: the regions whose stage lines (the ones the region replaces)
+    changed since the copy was last committed, as (region number, diff).  The
+    stage of that commit is the reference; [] if there is none to compare."""
+    base = subprocess.run(["git", "log", "-1", "--format=%H", "--", copy_path],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
+    if not base:
+        return []
+    try:
+        _, old = synced(copy, read(stage_path, base))
+    except (Refused, subprocess.CalledProcessError):
+        return [(0, "    (cannot place the regions in %s as of commit %s to compare)\n"
+                 % (stage_path, base[:12]))]
+    return [(i + 1, "".join(difflib.unified_diff(
+                old[i], replaced[i], "%s as of %s" % (stage_path, base[:12]), stage_path)))
+            for i in range(len(old)) if old[i] != replaced[i]]
 
 
 def read(path, rev=None):
@@ -186,13 +204,13 @@ def main(argv):
         sys.exit("starters.py: sync writes from the working tree's stage files; no --rev")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.chdir(root)
-    bad = 0
+    bad = review = 0
     pairs = copies(".", argv[2] if len(argv) > 2 else None, argv[3] if len(argv) > 3 else None)
     for copy_path, stage_path in pairs:
         copy_path, stage_path = os.path.normpath(copy_path), os.path.normpath(stage_path)
         copy, stage = read(copy_path), read(stage_path, rev)
         try:
-            want = synced(copy, stage)
+            want, replaced = synced(copy, stage)
         except Refused as e:
             bad += 1
             print("%s: cannot place its @exercise regions in %s: %s"
@@ -202,6 +220,13 @@ def main(argv):
                 sys.stdout.writelines(difflib.unified_diff(
                     stage, copy, stage_path, copy_path))
             continue
+        if mode == "sync":
+            for i, diff in changed_under(copy, copy_path, stage_path, replaced):
+                review += 1
+                print("%s: REVIEW region %d: the stage changed the lines it replaces "
+                      "since the copy's last commit; does the region need the same change?"
+                      % (copy_path, i) if i else "%s: REVIEW:" % copy_path)
+                sys.stdout.write(diff)
         if want == copy:
             continue
         if mode == "check":
@@ -220,6 +245,8 @@ def main(argv):
     if bad:
         print("%d of %d copies %s" % (bad, len(pairs), "differ" if mode == "check"
                                       else "could not be synced (left as they were)"))
+    if review:
+        print("%d region(s) to REVIEW (above): sync kept their text as it was" % review)
     return 1 if bad else 0
 
 
