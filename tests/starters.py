@@ -198,7 +198,8 @@ def main(argv):
     if len(argv) > 2 and argv[2].startswith("--rev="):
         rev = argv.pop(2)[len("--rev="):]
     if len(argv) < 2 or argv[1] not in ("check", "sync") or len(argv) > 4:
-        sys.exit(__doc__.split("\n\n")[0] + "\n(see the header of tests/starters.py)")
+        print(__doc__.split("\n\n")[0] + "\n(see the header of tests/starters.py)", file=sys.stderr)
+        return 2
     mode = argv[1]
     if rev and mode == "sync":
         sys.exit("starters.py: sync writes from the working tree's stage files; no --rev")
