@@ -7,7 +7,7 @@
 #
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
-SUITES := io deque ready heap timers snapshot cancel threadsafe selector
+SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -18,6 +18,13 @@ snapshot_FROM := 04
 cancel_FROM   := 05
 threadsafe_FROM := 06
 selector_FROM := 07
+oom_FROM      := 02
+
+# NAME_LDFLAGS (optional): extra link flags for that suite (build_suite in
+# tests/lib.sh reads them from this file).  check_oom reroutes every malloc,
+# calloc and realloc -- the stage's libloop.a's included -- through
+# tests/support/failalloc.h, which can make the Nth one fail.
+oom_LDFLAGS   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 # Stages from this one on run threads: `make check-sanitize` also runs them
 # under ThreadSanitizer.

@@ -30,7 +30,8 @@ int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 
 /* Stop watching fd.  Returns 1 if a reader (writer) was removed, 0 if there
- * was none, -1 for an fd out of range.  Safe from inside any callback,
+ * was none, -1 if refused: errno EBADF for a negative fd, EINVAL for an fd
+ * out of range or a closed loop.  Safe from inside any callback,
  * including the fd's own. */
 int loop_remove_reader(loop_t *loop, int fd);
 int loop_remove_writer(loop_t *loop, int fd);
@@ -48,7 +49,10 @@ void loop_stop(loop_t *loop);
  * Refused while running. */
 int loop_close(loop_t *loop);
 
-/* Free the loop's memory.  Call it after loop_close(); NULL is ignored. */
+/* Free the loop's memory.  Call it after loop_close(); NULL is ignored.
+ * Refused from inside a callback of the running loop, which would go on
+ * using the freed memory: then it frees nothing, sets errno to EBUSY and
+ * says so in loop_error().  Free the loop after loop_run_forever() returns. */
 void loop_free(loop_t *loop);
 
 /* The last error, as a sentence ("" if none yet). */

@@ -241,7 +241,8 @@ static handle_t *handle_new(loop_t *loop, loop_callback callback, void *arg, boo
 
 void handle_retain(handle_t *handle)
 {
-    handle->refs++;
+    if (handle != NULL)
+        handle->refs++;
 }
 
 void handle_release(handle_t *handle)
@@ -266,6 +267,10 @@ void handle_cancel(handle_t *handle)
 
 int handle_cancelled(const handle_t *handle)
 {
+    if (handle == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
     return handle->cancelled;
 }
 
@@ -846,13 +851,18 @@ static int run_once(loop_t *loop)
      *    reports for an fd no longer watched (epoll and a closed dup()). */
     if (n > 1)
         qsort(events, (size_t)n, sizeof *events, by_fd);
+    /* A handle that is queued already is not queued twice: a tick that ran
+     * out of memory here (or in the next step) returned with part of its
+     * work queued, and the fd, still ready, is reported again. */
     for (int i = 0; i < n; i++) {
         int fd = events[i].fd;
         if ((events[i].events & SELECTOR_READ) && fd < loop->capacity &&
-            loop->readers[fd] != NULL && add_callback(loop, loop->readers[fd]) < 0)
+            loop->readers[fd] != NULL && !loop->readers[fd]->queued &&
+            add_callback(loop, loop->readers[fd]) < 0)
             return -1;
         if ((events[i].events & SELECTOR_WRITE) && fd < loop->capacity &&
-            loop->writers[fd] != NULL && add_callback(loop, loop->writers[fd]) < 0)
+            loop->writers[fd] != NULL && !loop->writers[fd]->queued &&
+            add_callback(loop, loop->writers[fd]) < 0)
             return -1;
     }
     /* @end process_events */
@@ -867,13 +877,15 @@ static int run_once(loop_t *loop)
         double when = heap_top(&loop->scheduled)->when;
         if (loop->miniloop ? when > now : when >= end_time)
             break;
+        /* Queued first (even if cancelled), popped after: if the deque
+         * cannot grow, the timer stays in the heap, and the run fails with
+         * nothing lost. */
+        if (add_callback(loop, heap_top(&loop->scheduled)->handle) < 0)
+            return -1;
         heap_entry_t timer;
         heap_pop(&loop->scheduled, &timer);
         timer.handle->scheduled = false;
-        int rc = add_callback(loop, timer.handle); /* even if cancelled */
-        handle_release(timer.handle);              /* the heap's reference */
-        if (rc < 0)
-            return -1;
+        handle_release(timer.handle); /* the heap's reference */
     }
 
     /* 6. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
@@ -983,6 +995,11 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     forget_all(loop);
     free(loop->readers);
     free(loop->writers);
