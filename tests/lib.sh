@@ -82,8 +82,12 @@ use_backend() {
 # libloop.a; prints nothing, leaves $OUT/unit/check_SUITE-STAGE.
 build_suite() {
     mkdir -p "$OUT/unit"
+    # The suite's own link flags, if tests/suites.mk gives it a NAME_LDFLAGS
+    # line (check_oom: -Wl,--wrap=malloc ...), read from there so that a
+    # driver run outside make builds it the same way.
+    suite_ldflags=$(sed -n "s/^$1_LDFLAGS *:= *//p" tests/suites.mk)
     $CC $WARN $CFLAGS -I "code/$2" -I tests/support $CHECK_CFLAGS -o "$OUT/unit/check_$1-$2" \
-        "tests/unit/check_$1.c" "$OUT/$2/libloop.a" $LDFLAGS $CHECK_LIBS -lpthread
+        "tests/unit/check_$1.c" "$OUT/$2/libloop.a" $LDFLAGS $suite_ldflags $CHECK_LIBS -lpthread
 }
 
 # run_pinned STAGE NAME: run tests/STAGE/NAME.cmd in the stage's build folder
