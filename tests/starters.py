@@ -36,8 +36,8 @@ here: a copy has exactly the stage's markers outside its regions.
           `make exercise CH=NN [ANSWERS=1]`.
 
 A copy without regions must equal its stage file.  With --rev=REV (e.g.
---rev=HEAD), check compares with the stage files as committed in REV instead
-of the working tree (to check copies while the stages are being edited).
+--rev=HEAD), check and sync take the stage files as committed in REV instead
+of the working tree's (while the stages hold uncommitted edits).
 STAGE is NN or NN-slug; EXERCISE is the folder's name (e.g. 1-poll); the
 default is every exercise of every stage.  Developer command, e.g.
     tests/starters.py check
@@ -201,11 +201,10 @@ def main(argv):
         print(__doc__.split("\n\n")[0] + "\n(see the header of tests/starters.py)", file=sys.stderr)
         return 2
     mode = argv[1]
-    if rev and mode == "sync":
-        sys.exit("starters.py: sync writes from the working tree's stage files; no --rev")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.chdir(root)
     bad = review = 0
+    failed = []
     pairs = copies(".", argv[2] if len(argv) > 2 else None, argv[3] if len(argv) > 3 else None)
     for copy_path, stage_path in pairs:
         copy_path, stage_path = os.path.normpath(copy_path), os.path.normpath(stage_path)
@@ -214,6 +213,7 @@ def main(argv):
             want, replaced = synced(copy, stage)
         except Refused as e:
             bad += 1
+            failed.append(copy_path)
             print("%s: cannot place its @exercise regions in %s: %s"
                   % (copy_path, stage_path, e), end="" if str(e).endswith("\n") else "\n")
             if mode == "check":
@@ -232,6 +232,7 @@ def main(argv):
             continue
         if mode == "check":
             bad += 1
+            failed.append(copy_path)
             print("%s: differs from %s outside its @exercise regions "
                   "(`tests/starters.py sync` would apply this diff):" % (copy_path, stage_path))
             sys.stdout.writelines(difflib.unified_diff(
@@ -244,8 +245,10 @@ def main(argv):
         print("%d copies of stage files match their stage outside their "
               "@exercise regions" % len(pairs))
     if bad:
-        print("%d of %d copies %s" % (bad, len(pairs), "differ" if mode == "check"
-                                      else "could not be synced (left as they were)"))
+        print("%d of %d copies %s:\n    %s" % (
+            bad, len(pairs), "differ from their stage (run tests/starters.py sync)"
+            if mode == "check" else "could not be synced (left as they were)",
+            "\n    ".join(failed)))
     if review:
         print("%d region(s) to REVIEW (above): sync kept their text as it was" % review)
     return 1 if bad else 0
