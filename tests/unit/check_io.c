@@ -26,8 +26,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -396,14 +398,18 @@ END_TEST
 
 /* ---- refused arguments -------------------------------------------------- */
 
-static void expect_refused(loop_t *loop, int rc, int err, const char *call)
+/* A refused call: -1, the errno loop.h gives, and a message that says why
+ * (it contains `says`), so that a refusal for the wrong reason -- another
+ * check that happens to catch the argument -- fails the test. */
+static void expect_refused(loop_t *loop, int rc, int err, const char *says, const char *call)
 {
     int saved = errno;
     ck_assert_msg(rc == -1, "%s returned %d, expected -1", call, rc);
     ck_assert_msg(saved == err, "%s set errno %d (%s), expected %d (%s)", call,
                   saved, strerror(saved), err, strerror(err));
-    ck_assert_msg(loop_error(loop) != NULL && loop_error(loop)[0] != '\0',
-                  "%s left no message in loop_error()", call);
+    ck_assert_msg(loop_error(loop) != NULL && strstr(loop_error(loop), says) != NULL,
+                  "%s: loop_error() says \"%s\", expected a message with \"%s\"", call,
+                  loop_error(loop), says);
 }
 
 START_TEST(negative_fd_refused)
@@ -411,13 +417,15 @@ START_TEST(negative_fd_refused)
     loop_t *loop = new_loop();
     struct probe p = {0};
     expect_refused(loop, loop_add_reader(loop, -1, probe_cb, &p), EBADF,
-                   "add_reader(-1)");
+                   "not a file descriptor", "add_reader(-1)");
     expect_refused(loop, loop_add_writer(loop, -5, probe_cb, &p), EBADF,
-                   "add_writer(-5)");
-    ck_assert_msg(loop_remove_reader(loop, -1) == -1,
-                  "remove_reader(-1) must be refused with -1");
-    ck_assert_msg(loop_remove_writer(loop, -1) == -1,
-                  "remove_writer(-1) must be refused with -1");
+                   "not a file descriptor", "add_writer(-5)");
+    errno = 0;
+    expect_refused(loop, loop_remove_reader(loop, -1), EBADF, "not a file descriptor",
+                   "remove_reader(-1)");
+    errno = 0;
+    expect_refused(loop, loop_remove_writer(loop, -2), EBADF, "not a file descriptor",
+                   "remove_writer(-2)");
     free_loop(loop);
 }
 END_TEST
@@ -437,11 +445,12 @@ START_TEST(fd_setsize_refused)
 #endif
     struct probe p = {0};
     expect_refused(loop, loop_add_reader(loop, FD_SETSIZE, probe_cb, &p),
-                   EINVAL, "add_reader(FD_SETSIZE)");
+                   EINVAL, "FD_SETSIZE", "add_reader(FD_SETSIZE)");
     expect_refused(loop, loop_add_writer(loop, FD_SETSIZE + 500, probe_cb, &p),
-                   EINVAL, "add_writer(FD_SETSIZE + 500)");
-    ck_assert_msg(loop_remove_reader(loop, FD_SETSIZE) == -1,
-                  "remove_reader(FD_SETSIZE) must be refused with -1");
+                   EINVAL, "FD_SETSIZE", "add_writer(FD_SETSIZE + 500)");
+    errno = 0;
+    expect_refused(loop, loop_remove_reader(loop, FD_SETSIZE), EINVAL, "FD_SETSIZE",
+                   "remove_reader(FD_SETSIZE)");
     ck_assert_msg(loop_add_reader(loop, FD_SETSIZE - 1, probe_cb, &p) == 0,
                   "add_reader(FD_SETSIZE - 1) is in range and must succeed: %s",
                   loop_error(loop));
@@ -456,13 +465,13 @@ START_TEST(null_callback_refused)
     int sv[2];
     make_pair(sv);
     struct probe p = {.fd = sv[1], .drain = 1};
-    expect_refused(loop, loop_add_reader(loop, sv[1], NULL, NULL), EINVAL,
+    expect_refused(loop, loop_add_reader(loop, sv[1], NULL, NULL), EINVAL, "NULL",
                    "add_reader(fd, NULL)");
-    expect_refused(loop, loop_add_writer(loop, sv[1], NULL, NULL), EINVAL,
+    expect_refused(loop, loop_add_writer(loop, sv[1], NULL, NULL), EINVAL, "NULL",
                    "add_writer(fd, NULL)");
     /* A refused call changes nothing: the reader added before stays. */
     ck_assert_int_eq(loop_add_reader(loop, sv[1], probe_cb, &p), 0);
-    expect_refused(loop, loop_add_reader(loop, sv[1], NULL, NULL), EINVAL,
+    expect_refused(loop, loop_add_reader(loop, sv[1], NULL, NULL), EINVAL, "NULL",
                    "add_reader(fd, NULL) over a watched fd");
     send_byte(sv[0]);
     one_tick(loop);
@@ -606,10 +615,158 @@ START_TEST(closed_loop_refuses)
     ck_assert_msg(strstr(loop_error(loop), "closed") != NULL,
                   "the message for a closed loop should say so, got \"%s\"",
                   loop_error(loop));
+    /* remove_reader/writer too: -1 with EINVAL, even for an fd that was
+     * watched (close forgot it). */
+    errno = 0;
+    expect_refused(loop, loop_remove_reader(loop, sv[1]), EINVAL, "closed",
+                   "remove_reader on a closed loop");
+    errno = 0;
+    expect_refused(loop, loop_remove_writer(loop, sv[0]), EINVAL, "closed",
+                   "remove_writer on a closed loop");
     ck_assert_msg(loop_close(loop) == 0, "closing twice must be harmless");
     ck_assert_int_eq(p.calls, 0);
     loop_free(loop);
     close_pair(sv);
+}
+END_TEST
+
+/* loop_free() from a callback of the running loop would free the loop that
+ * run_once is still using (ASan: heap-use-after-free).  It is refused as
+ * loop_close() is: it frees nothing, errno EBUSY, a message. */
+struct freer {
+    int calls, err;
+    char msg[200];
+};
+
+static void free_cb(loop_t *loop, void *arg)
+{
+    struct freer *f = arg;
+    f->calls++;
+    errno = 0;
+    loop_free(loop);
+    f->err = errno;
+    snprintf(f->msg, sizeof f->msg, "%s", loop_error(loop));
+    loop_stop(loop);
+}
+
+START_TEST(free_inside_callback_refused)
+{
+    loop_t *loop = new_loop();
+    int sv[2];
+    make_pair(sv);
+    struct freer f = {0};
+    ck_assert_int_eq(loop_add_writer(loop, sv[0], free_cb, &f), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(f.calls, 1);
+    ck_assert_msg(f.err == EBUSY, "loop_free() inside a callback set errno %d (%s), "
+                  "expected EBUSY: it must refuse, as loop_close() does", f.err,
+                  strerror(f.err));
+    ck_assert_msg(strstr(f.msg, "running") != NULL, "loop_free() inside a callback: "
+                  "loop_error() says \"%s\"", f.msg);
+    /* The loop is still there, and still works. */
+    ck_assert_int_eq(loop_remove_writer(loop, sv[0]), 1);
+    one_tick(loop);
+    close_pair(sv);
+    free_loop(loop);
+}
+END_TEST
+
+/* ---- the loop's own fds -------------------------------------------------- */
+
+/* Which of the fds below 256 are open: own[fd] = 1. */
+static void open_fds(char open[256])
+{
+    for (int fd = 0; fd < 256; fd++)
+        open[fd] = fcntl(fd, F_GETFD) != -1;
+}
+
+/* From chapter 06 on the loop opens fds of its own: its self-pipe (and at
+ * 07, epoll's or kqueue's fd).  They are the loop's business: add_reader
+ * and add_writer refuse them (EINVAL, a message that says so).  Before
+ * chapter 06 there are none, and this test checks nothing. */
+START_TEST(own_fds_refused)
+{
+    char before[256], after[256];
+    open_fds(before);
+    loop_t *loop = new_loop();
+    open_fds(after);
+    struct probe p = {0};
+    int own = 0;
+    for (int fd = 0; fd < 256; fd++) {
+        if (before[fd] || !after[fd])
+            continue;
+        own++;
+        errno = 0;
+        expect_refused(loop, loop_add_reader(loop, fd, probe_cb, &p), EINVAL, "own",
+                       "add_reader(the loop's own fd)");
+        errno = 0;
+        expect_refused(loop, loop_add_writer(loop, fd, probe_cb, &p), EINVAL, "own",
+                       "add_writer(the loop's own fd)");
+    }
+    ck_assert_int_le(own, 3);
+    one_tick(loop); /* the refusals changed nothing */
+    ck_assert_int_eq(p.calls, 0);
+    free_loop(loop);
+}
+END_TEST
+
+/* Every fd below FD_SETSIZE is taken when loop_new() runs, so the loop's
+ * own fds (chapter 06's self-pipe) land at FD_SETSIZE or above.  On select,
+ * which cannot watch them, loop_new() must fail with EINVAL and leave no fd
+ * open; a loop that opens no fd (chapters 01-05) or waits in another
+ * backend (07's poll, epoll) may succeed. */
+START_TEST(own_fds_beyond_fd_setsize)
+{
+    struct rlimit lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &lim), 0);
+    if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < FD_SETSIZE + 16) {
+        if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < FD_SETSIZE + 16)
+            return; /* this process may not open that many fds: nothing to test */
+        lim.rlim_cur = FD_SETSIZE + 16;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    }
+    static int filler[FD_SETSIZE];
+    int nfill = 0;
+    for (;;) { /* take every free fd below FD_SETSIZE */
+        int fd = open("/dev/null", O_RDONLY);
+        ck_assert_msg(fd >= 0, "open(/dev/null): %s", strerror(errno));
+        if (fd >= FD_SETSIZE) {
+            close(fd);
+            break;
+        }
+        filler[nfill++] = fd;
+    }
+    errno = 0;
+    loop_t *loop = loop_new();
+    int err = errno;
+    int opened = 0; /* the loop's own fds, all >= FD_SETSIZE */
+    for (int fd = FD_SETSIZE; fd < FD_SETSIZE + 8; fd++)
+        opened += fcntl(fd, F_GETFD) != -1;
+    const char *backend = "select"; /* chapters 01-06 have no other */
+#ifdef LOOP_HAS_BACKENDS
+    if (loop != NULL)
+        backend = loop_backend(loop);
+    else if (getenv("LOOP_BACKEND") != NULL && getenv("LOOP_BACKEND")[0] != '\0')
+        backend = getenv("LOOP_BACKEND");
+    else
+        backend = "?";
+#endif
+    if (loop != NULL) {
+        int bad = strcmp(backend, "select") == 0 && opened > 0;
+        free_loop(loop);
+        for (int i = 0; i < nfill; i++)
+            close(filler[i]);
+        ck_assert_msg(!bad, "loop_new() succeeded on select with %d fd(s) of its own at "
+                      "FD_SETSIZE (%d) or above, which select() cannot watch: it must "
+                      "fail with EINVAL", opened, FD_SETSIZE);
+        return;
+    }
+    for (int i = 0; i < nfill; i++)
+        close(filler[i]);
+    ck_assert_msg(err == EINVAL, "loop_new() with no fd free below FD_SETSIZE failed "
+                  "with errno %d (%s), expected EINVAL (select cannot watch its "
+                  "self-pipe)", err, strerror(err));
+    ck_assert_msg(opened == 0, "the failed loop_new() left %d fd(s) open", opened);
 }
 END_TEST
 
@@ -733,6 +890,8 @@ static Suite *io_suite(void)
     tcase_add_test(refused, negative_fd_refused);
     tcase_add_test(refused, fd_setsize_refused);
     tcase_add_test(refused, null_callback_refused);
+    tcase_add_test(refused, own_fds_refused);
+    tcase_add_test(refused, own_fds_beyond_fd_setsize);
     suite_add_tcase(s, refused);
 
     TCase *run = tcase_create("run_stop_close");
@@ -740,6 +899,7 @@ static Suite *io_suite(void)
     tcase_add_test(run, run_forever_twice);
     tcase_add_test(run, running_loop_refuses_run_and_close);
     tcase_add_test(run, closed_loop_refuses);
+    tcase_add_test(run, free_inside_callback_refused);
     tcase_add_test(run, eintr_survived);
     suite_add_tcase(s, run);
     return s;
