@@ -3,9 +3,9 @@
  * For every backend of this build (or only --backend=NAME), the same seven
  * experiments on a fresh loop, and what the loop answered:
  *   1. watch fd 1500, a dup() of a socket: beyond select()'s FD_SETSIZE;
- *   2. watch a regular file, empty, then with bytes after its offset:
- *      always ready for select and poll, ready only before the end of the
- *      file for kqueue, refused by epoll (EPERM);
+ *   2. watch a regular file, with bytes after its offset, then with the
+ *      offset at its end: always ready for select and poll, ready only
+ *      before the end of the file for kqueue, refused by epoll (EPERM);
  *   3. watch an fd that is not open: only epoll asks the kernel at once;
  *   4. close a watched fd without removing its reader, then run: select
  *      and poll fail and name the fd, epoll (and kqueue) forget it;
@@ -115,20 +115,20 @@ static void regular_file(const char *backend)
     int rc = loop_add_reader(loop, fd, count, NULL);
     show(loop, "watch a regular file", rc);
     if (rc == 0) {
-        /* Empty: the offset is at the end of the file. */
-        ticks(loop, 3);
-        int at_end = calls;
-        printf("  %-34s    empty: its reader ran %d times in 3 ticks\n", "", at_end);
-        /* Three bytes after the offset. */
+        /* Three bytes after the offset, then none: the offset at the end. */
         (void)!write(fd, "abc", 3);
         lseek(fd, 0, SEEK_SET);
+        ticks(loop, 3);
+        int before_end = calls;
+        printf("  %-34s    3 bytes to read: its reader ran %d times in 3 ticks\n", "", before_end);
+        lseek(fd, 0, SEEK_END);
         calls = 0;
         ticks(loop, 3);
-        printf("  %-34s    3 bytes to read: it ran %d times in 3 ticks\n", "", calls);
+        printf("  %-34s    at the end of the file: %d times in 3 ticks\n", "", calls);
         printf("  %-34s    %s\n", "",
-               at_end == 3 && calls == 3 ? "always ready, wherever the offset is"
-               : at_end == 0 && calls == 3 ? "ready only before the end of the file"
-                                           : "neither always nor only before the end");
+               before_end == 3 && calls == 3 ? "always ready, wherever the offset is"
+               : before_end == 3 && calls == 0 ? "ready only before the end of the file"
+                                               : "neither always nor only before the end");
         loop_remove_reader(loop, fd);
     }
     fclose(file);
