@@ -23,6 +23,7 @@ def tick_order(selector_class):
     r, w = socket.socketpair()
     r.setblocking(False)
 
+    # @region scene
     def on_sock():
         r.recv(4096)
         loop.order.append("sock")
@@ -40,6 +41,7 @@ def tick_order(selector_class):
     loop.add_reader(r.fileno(), on_sock)
     loop.call_soon(blocking)
     loop.run_forever()
+    # @end scene
     lower = loop._ssock.fileno() < r.fileno()
     loop.close()
     r.close()
