@@ -19,10 +19,15 @@
  *     EV_RECEIPT makes kevent() return one receipt per change instead
  *     (flag EV_ERROR, `data` the errno, 0 for success), which is how the
  *     registration below learns which change failed.
- * Closing an fd removes its knotes, as closing one removes it from an epoll
- * set: a later EV_DELETE fails with ENOENT or EBADF, ignored here.  Unlike
- * epoll, kqueue accepts regular files (EVFILT_READ reports the bytes left
- * before end of file).
+ * Closing an fd removes its knotes ("Calling close() on a file descriptor
+ * will remove any kevents that reference the descriptor", kqueue(2)), even
+ * while a dup() keeps the file open: a knote belongs to the fd, where an
+ * epoll entry belongs to the open file (see selector_epoll.c).  A later
+ * EV_DELETE fails with ENOENT or EBADF, ignored here.  Unlike epoll, kqueue
+ * accepts regular files, but unlike select and poll it does not call them
+ * always ready: EVFILT_READ reports a file readable only while its offset
+ * is before the end (`data` is the number of bytes left), so an empty file
+ * never is.
  */
 #include "selector.h"
 
