@@ -543,6 +543,44 @@ START_TEST(closed_with_a_live_dup)
 }
 END_TEST
 
+/* epoll: when the new instance cannot be made (here: no fd left, EMFILE),
+ * the wait says so -- -1, the errno, a message -- instead of spinning on
+ * the stale entry; once an fd is free again, the next wait replaces the
+ * instance and the selector carries on. */
+START_TEST(rebuild_fails_loudly)
+{
+    const char *b = backends[_i];
+    if (!is(b, "epoll"))
+        return;
+    selector_t *sel = open_sel(b);
+    int a[2];
+    make_pair(a);
+    int w = dup(a[0]);
+    ck_assert_int_ge(w, 0);
+    ck_assert_int_eq(selector_register(sel, w, SELECTOR_READ), 0);
+    send_byte(a[1]);
+    close(w);
+    ck_assert_int_eq(selector_unregister(sel, w), 0);
+    /* No fd left: the soft limit at the lowest free number. */
+    struct rlimit saved, none;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    none = saved;
+    none.rlim_cur = (rlim_t)w; /* w is the lowest free number again */
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
+    selector_event *ev;
+    int n = selector_wait(sel, 0, &ev);
+    int err = errno;
+    setrlimit(RLIMIT_NOFILE, &saved);
+    ck_assert_msg(n == -1 && err == EMFILE, "epoll: the wait should fail with EMFILE, "
+                  "returned %d (%s)", n, selector_error(sel));
+    ck_assert_msg(strstr(selector_error(sel), "closed fd") != NULL, "%s", selector_error(sel));
+    ck_assert_int_eq(selector_wait(sel, 0, &ev), 0);
+    ck_assert_msg(!own_set_ready(sel), "epoll: the stale entry outlived the rebuild");
+    close_pair(a);
+    selector_close(sel);
+}
+END_TEST
+
 /* epoll: an entry the selector did not make -- here added behind its back;
  * in a program, one left by a closed fd -- is reported for an fd that is
  * not registered.  The wait must not report it, and the wait after it must
@@ -924,6 +962,7 @@ static Suite *selector_suite(void)
     tcase_add_loop_test(edges, number_reused_after_close, 0, nbackends);
     tcase_add_loop_test(edges, closed_with_a_live_dup, 0, nbackends);
     tcase_add_loop_test(edges, unknown_fd_reported, 0, nbackends);
+    tcase_add_loop_test(edges, rebuild_fails_loudly, 0, nbackends);
     tcase_add_loop_test(edges, own_fd_refused, 0, nbackends);
     tcase_add_loop_test(edges, eintr, 0, nbackends);
     tcase_add_loop_test(edges, many_fds, 0, nbackends);
