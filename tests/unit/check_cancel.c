@@ -24,6 +24,7 @@
 #include "loop.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,30 @@ START_TEST(release_does_not_cancel)
 }
 END_TEST
 
+/* NULL is "no handle" -- what a refused call returns -- to all four
+ * handle functions alike (loop.h): retain, release and cancel ignore it,
+ * and cancelled() says -1 with EINVAL.  Before, retain and cancelled
+ * dereferenced it. */
+START_TEST(null_handle_is_not_a_crash)
+{
+    handle_retain(NULL);
+    handle_release(NULL);
+    handle_cancel(NULL);
+    errno = 0;
+    ck_assert_int_eq(handle_cancelled(NULL), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    /* A refused call's NULL, used as a program would. */
+    loop_t *loop = virtual_loop();
+    handle_t *h = loop_call_soon(loop, NULL, NULL);
+    ck_assert_ptr_null(h);
+    handle_retain(h);
+    handle_cancel(h);
+    ck_assert_int_eq(handle_cancelled(h), -1);
+    handle_release(h);
+    finish(loop);
+}
+END_TEST
+
 /* ---- accounting --------------------------------------------------------- */
 
 START_TEST(count_rises_once_and_only_for_scheduled_timers)
@@ -383,6 +408,7 @@ static Suite *cancel_suite(void)
     tcase_add_test(own, cancel_a_later_timer_from_a_callback);
     tcase_add_test(own, kept_handles_outlive_the_loop);
     tcase_add_test(own, release_does_not_cancel);
+    tcase_add_test(own, null_handle_is_not_a_crash);
     suite_add_tcase(s, own);
     TCase *acc = tcase_create("accounting");
     tcase_add_test(acc, count_rises_once_and_only_for_scheduled_timers);
