@@ -112,6 +112,12 @@ all)
     record "book: include filter" tests/book/filter-test.sh
     record "conformance: the pinned traces are what CPython prints" pinned_traces
     record "time limits: a test that hangs FAILs" tests/limits-test.sh
+    # A sample of tests/mutants/ (those marked "sample: yes"), so that the
+    # catalogue cannot rot: each sampled mutant must still apply and be killed.
+    for st in $STAGES; do
+        [ -f "tests/mutants/$st.txt" ] &&
+        record "mutants: the sample of $st is killed" tests/mutate.sh "$(stage_num "$st")" --sample
+    done
     ;;
 mutant)
     # A mutant is one planted bug in a copy (tests/mutate.sh): the first FAIL

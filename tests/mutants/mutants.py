@@ -4,7 +4,8 @@
 A catalogue is tests/mutants/NN-slug.txt, the mutants of stage NN-slug:
 blocks of "key: value" lines (id, file, why; optionally equivalent, sample),
 then the exact original text after a line "--- original", its replacement
-after "--- mutant", and a line "=== end".  Lines before the first block
+after "--- mutant", and a line "=== end".  A value goes on over the
+following lines that start with a space.  Lines before the first block
 that start with '#' are comments.
 
   mutants.py list CATALOGUE [--sample]   the ids (with --sample: those marked
@@ -15,6 +16,7 @@ that start with '#' are comments.
                                          occur exactly once, else exit 3
   mutants.py check CATALOGUE STAGEDIR    every original occurs exactly once
 """
+import re
 import sys
 
 
@@ -43,7 +45,7 @@ def parse(path):
                 cur, part = None, None
             elif text.startswith('#') or not text.strip():
                 continue
-            elif ':' in text:
+            elif re.match(r'[a-z]+:', text):
                 key, value = text.split(':', 1)
                 key = key.strip()
                 if cur is None:
