@@ -67,8 +67,9 @@ conformance: deps
 
 # make mutate [STAGE=05]: apply each mutant of tests/mutants/ (a planted bug)
 # in a scratch copy and run that stage's tests: each must be killed.
+# make mutate ID=05-head-pop-count: that one mutant.
 mutate: deps
-	@tests/mutate.sh $(STAGE)
+	@tests/mutate.sh $(STAGE) $(ID)
 
 # make bench: every stage's benchmarks -> book/data/*.dat (committed; the
 # book only plots them).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# mutate.sh [NN] [--sample] -- make mutate [STAGE=NN]: plant each mutant of
+# mutate.sh [NN | ID...] [--sample] -- make mutate [STAGE=NN]: plant each mutant of
 # tests/mutants/NN-slug.txt (a plausible bug: file, exact original text,
 # replacement, why) in a scratch copy of the repository, one at a time, run
 # that stage's tests on it (tests/check.sh mutant NN: gcc only, 100 random
@@ -10,16 +10,19 @@
 # kill rate of each stage, and fails if any mutant survived, or if an original
 # text no longer occurs exactly once in its file (the catalogue is stale).
 #   --sample   only the mutants marked "sample: yes" (make check runs them)
+#   ID...      only those mutants, e.g. 05-head-pop-count (make mutate ID=...)
 # MUTATE_N (default 100) random scenarios, MUTATE_TIME_LIMIT (default 60) s.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 : "${SUITES:?run me through make (make mutate), which reads tests/suites.mk}"
-sample=""; only=""
+sample=""; only=""; ids=""
 for a; do
     case $a in
     --sample) sample=--sample ;;
-    *) only=$a ;;
+    [0-9][0-9]) only=$a ;;
+    [0-9][0-9]-*) ids="$ids $a"; only=${a%%-*} ;;
+    *) echo "usage: tests/mutate.sh [NN | ID...] [--sample]" >&2; exit 2 ;;
     esac
 done
 export CONFORMANCE_N=${MUTATE_N:-100} CONFORMANCE_SEED=1
@@ -35,7 +38,7 @@ for cat in tests/mutants/${only:-[0-9][0-9]}-*.txt; do
     [ -d "code/$st" ] || { echo "mutate: $cat: no folder code/$st"; exit 2; }
     $MUT check "$cat" "code/$st" || { echo "mutate: $cat is stale: fix it"; exit 2; }
     killed=0 survived=0 equivalent=0
-    for id in $($MUT list "$cat" $sample); do
+    for id in ${ids:-$($MUT list "$cat" $sample)}; do
         dir=$root/$id
         rm -rf "$dir"; mkdir -p "$dir/code"
         cp -R "code/$st" "$dir/code/" && cp -R tests "$dir/" &&
