@@ -26,10 +26,15 @@ here: a copy has exactly the stage's markers outside its regions.
           stage outside its regions, the diff that `sync` would apply, and
           exits 1.
   sync    rewrites every copy from its stage file's current text, keeping its
-          regions.  It refuses (and leaves the file alone) when it cannot
-          place a region: the lines around it are not in the stage any more,
-          or occur more than once.  Move the markers or fix the file by hand,
-          then run it again.  It also prints REVIEW and a diff for each region
+          regions.  When the copy is as committed and matched its stage as of
+          that commit, each region's place is carried from that stage to the
+          current one through their diff (the region must sit between two
+          lines the diff keeps side by side); otherwise it is found by
+          context, as check does.  It refuses (and leaves the file alone)
+          when it cannot place a region: the stage changed the lines right
+          around it, or they are not in the stage any more, or occur more
+          than once.  Then make those lines what the stage has now, by hand,
+          and run it again.  It prints REVIEW and a diff for each region
           whose stage lines (those it replaces) changed since the copy was
           last committed: the region's text is kept as it is, and may need
           the same change by hand.  Review the result with `git diff` and
@@ -116,12 +121,12 @@ def find(chunk, stage, start, tail, what):
         k += 1
 
 
-def synced(copy, stage):
-    """The text COPY (lines) should have: STAGE's lines with each of COPY's
-    regions put in its place; and the stage lines each region replaces."""
+def place(copy, stage):
+    """COPY's regions and where each goes in STAGE: (regions, marks, spans),
+    spans[i] = (a, b), the stage lines region i replaces being stage[a:b]."""
     outside, regions, marks = parse(copy)
     n = len(regions)
-    out, replaced, cursor = [], [], 0
+    spans, cursor = [], 0
     for i in range(n):
         where = "region %d of %d (@exercise begin at line %d)" % (i + 1, n, marks[i][2])
         before, after = outside[i], outside[i + 1]
@@ -129,28 +134,102 @@ def synced(copy, stage):
             find(before, stage, cursor, True, where + ", the lines before it")
         b = len(stage) if i == n - 1 and not after else \
             find(after, stage, a, False, where + ", the lines after it")
-        out += stage[cursor:a] + [marks[i][0]] + regions[i] + [marks[i][1]]
-        replaced.append(stage[a:b])
+        spans.append((a, b))
         cursor = b
-    return out + stage[cursor:], replaced
+    return regions, marks, spans
 
 
-def changed_under(copy, copy_path, stage_path, replaced):
-    """For sync: the regions whose stage lines (the ones the region replaces)
-    changed since the copy was last committed, as (region number, diff).  The
-    stage of that commit is the reference; [] if there is none to compare."""
+def assemble(stage, regions, marks, spans):
+    out, cursor = [], 0
+    for region, mark, (a, b) in zip(regions, marks, spans):
+        out += stage[cursor:a] + [mark[0]] + region + [mark[1]]
+        cursor = b
+    return out + stage[cursor:]
+
+
+def synced(copy, stage):
+    """The text COPY (lines) should have: STAGE's lines with each of COPY's
+    regions put in its place; and the stage lines each region replaces."""
+    regions, marks, spans = place(copy, stage)
+    return assemble(stage, regions, marks, spans), [stage[a:b] for a, b in spans]
+
+
+def carry(old, new, spans, marks):
+    """The spans of regions placed in OLD, carried over to NEW through the
+    diff between the two.  A region's bounds must fall between two lines
+    that the diff keeps, side by side; else Refused."""
+    kept = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            kept.update(zip(range(i1, i2), range(j1, j2)))
+    def nearest(p):  # where old line p went, roughly: the closest kept line
+        for d in range(len(old) + 1):
+            for q in (p - d, p + d):
+                if q in kept:
+                    return kept[q] + (p - q)
+        return p
+    def at(p, i, which, is_end):
+        if p == 0 and not is_end and i == 0:
+            return 0  # a region at the file's start stays there
+        if p == len(old) and is_end and i == len(spans) - 1:
+            return len(new)
+        before = kept.get(p - 1) if p > 0 else -1
+        after = kept.get(p) if p < len(old) else len(new)
+        if before is None or after is None or after != before + 1:
+            lo, hi = max(p - 4, 0), p + 4
+            near = [l for l in difflib.unified_diff(old[lo:hi], new[nearest(p) - 4 if nearest(p) > 4 else 0:nearest(p) + 4], "stage as then", "stage now", n=8)]
+            raise Refused("region %d of %d (@exercise begin at line %d): the stage changed "
+                          "the lines at its %s (since the copy's last commit); make the "
+                          "lines around the region what the stage has now, by hand, and "
+                          "run sync again.  Around there:\n%s"
+                          % (i + 1, len(spans), marks[i][2], which,
+                             "".join("    | " + l if l.endswith("\n") else "    | " + l + "\n"
+                                     for l in near)))
+        return after
+    return [(at(a, i, "start" if a < b else "place", False),
+             at(b, i, "end" if a < b else "place", True))
+            for i, (a, b) in enumerate(spans)]
+
+
+def resync(copy, copy_path, stage_path, stage):
+    """sync's text for COPY, and its REVIEW notes [(region number, diff)].
+    If the copy is in sync with its stage as of the copy's last commit, its
+    regions are carried from that stage to STAGE through their diff;
+    otherwise (or without a commit) they are placed in STAGE by context."""
     base = subprocess.run(["git", "log", "-1", "--format=%H", "--", copy_path],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
-    if not base:
-        return []
-    try:
-        _, old = synced(copy, read(stage_path, base))
-    except (Refused, subprocess.CalledProcessError):
-        return [(0, "    (cannot place the regions in %s as of commit %s to compare)\n"
-                 % (stage_path, base[:12]))]
-    return [(i + 1, "".join(difflib.unified_diff(
-                old[i], replaced[i], "%s as of %s" % (stage_path, base[:12]), stage_path)))
-            for i in range(len(old)) if old[i] != replaced[i]]
+    old = None
+    if base:
+        try:
+            old = read(stage_path, base)
+            regions, marks, old_spans = place(copy, old)
+            if assemble(old, regions, marks, old_spans) != copy:
+                old = None
+        except (Refused, subprocess.CalledProcessError):
+            old = None
+    if old is not None:
+        spans = carry(old, stage, old_spans, marks)
+        olds = [old[a:b] for a, b in old_spans]
+    else:
+        regions, marks, spans = place(copy, stage)
+        olds = None
+        if base:  # the regions of the copy as committed, in the stage as then
+            try:
+                _, olds = synced(read(copy_path, base), read(stage_path, base))
+            except (Refused, subprocess.CalledProcessError):
+                pass
+            if olds is not None and len(olds) != len(regions):
+                olds = None
+    news = [stage[a:b] for a, b in spans]
+    if olds is None:
+        notes = [(0, "    cannot tell whether the stage changed the lines its regions "
+                  "replace: its regions, as of %s, do not fit %s as of then\n"
+                  % (base[:12] if base else "its last commit", stage_path))]
+    else:
+        notes = [(i + 1, "".join(difflib.unified_diff(
+                     olds[i], news[i], "%s as of %s" % (stage_path, base[:12]), stage_path)))
+                 for i in range(len(news)) if olds[i] != news[i]]
+    return assemble(stage, regions, marks, spans), notes
 
 
 def read(path, rev=None):
@@ -210,7 +289,10 @@ def main(argv):
         copy_path, stage_path = os.path.normpath(copy_path), os.path.normpath(stage_path)
         copy, stage = read(copy_path), read(stage_path, rev)
         try:
-            want, replaced = synced(copy, stage)
+            if mode == "check":
+                want, _ = synced(copy, stage)
+            else:
+                want, notes = resync(copy, copy_path, stage_path, stage)
         except Refused as e:
             bad += 1
             failed.append(copy_path)
@@ -222,7 +304,7 @@ def main(argv):
                     stage, copy, stage_path, copy_path))
             continue
         if mode == "sync":
-            for i, diff in changed_under(copy, copy_path, stage_path, replaced):
+            for i, diff in notes:
                 review += 1
                 print("%s: REVIEW region %d: the stage changed the lines it replaces "
                       "since the copy's last commit; does the region need the same change?"

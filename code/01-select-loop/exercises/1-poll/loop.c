@@ -251,6 +251,13 @@ int loop_close(loop_t *loop)
 
 void loop_free(loop_t *loop)
 {
+    if (loop == NULL)
+        return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     free(loop);
 }
 /* @end close */

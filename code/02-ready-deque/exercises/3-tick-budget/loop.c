@@ -250,15 +250,20 @@ static int run_once(loop_t *loop)
     /* 3. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
+    /* A handle that is queued already is not queued twice: a tick that ran
+     * out of memory here (or in the next step) returned with part of its
+     * work queued, and the fd, still ready, is reported again. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
-            if (add_callback(loop, loop->readers[fd]) < 0)
+            if (!loop->readers[fd]->queued &&
+                add_callback(loop, loop->readers[fd]) < 0)
                 return -1;
         }
         if (FD_ISSET(fd, &writable)) {
             n--;
-            if (add_callback(loop, loop->writers[fd]) < 0)
+            if (!loop->writers[fd]->queued &&
+                add_callback(loop, loop->writers[fd]) < 0)
                 return -1;
         }
     }
@@ -268,8 +273,9 @@ static int run_once(loop_t *loop)
      *    the callbacks that these callbacks queue.
      *    TODO(3-tick-budget): stop after loop->tick_budget handles (0: no
      *    limit).
-     *    Then read step 3 again: what if the poll reports an fd whose
-     *    handle is still in the deque, left over from the last tick? */
+     *    With a budget, the poll may report an fd whose handle is still in
+     *    the deque, left over from the last tick: find where the loop
+     *    already makes sure it is not queued twice, and say why it must. */
     /* @exercise end */
     while (deque_len(&loop->ready) > 0) {
         handle_t *handle = deque_pop_front(&loop->ready);
@@ -351,6 +357,11 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     forget_all(loop);
     free(loop);
 }

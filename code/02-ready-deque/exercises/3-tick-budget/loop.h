@@ -45,7 +45,8 @@ int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 
 /* Stop watching fd.  Returns 1 if a reader (writer) was removed, 0 if there
- * was none, -1 for an fd out of range.  Safe from inside any callback,
+ * was none, -1 if refused: errno EBADF for a negative fd, EINVAL for an fd
+ * out of range or a closed loop.  Safe from inside any callback,
  * including the fd's own.  A watch that is removed (or replaced) after its
  * handle was queued in this tick is not called: asyncio cancels the handle. */
 int loop_remove_reader(loop_t *loop, int fd);
@@ -77,7 +78,14 @@ int loop_set_tick_budget(loop_t *loop, size_t max_callbacks);
 
 /* @exercise end */
 /* Run ticks until loop_stop() is called.  Returns 0 after a stop, -1 if
- * select() failed (not for EINTR: a signal only ends the current wait). */
+ * select() failed (not for EINTR: a signal only ends the current wait).
+ *
+ * Out of memory while a tick queues the handles of ready fds, it returns
+ * -1 with ENOMEM before that tick runs any callback, and loses nothing: an
+ * fd that could not be queued is still ready, and is reported again, and a
+ * later loop_run_forever() runs everything that was queued, once, in the
+ * order an uninterrupted run would have.  (Every call that allocates is
+ * the same: refused with ENOMEM, it changes nothing.) */
 int loop_run_forever(loop_t *loop);
 
 /* Ask the loop to return from loop_run_forever() at the end of this tick.
@@ -91,7 +99,10 @@ void loop_stop(loop_t *loop);
 int loop_close(loop_t *loop);
 
 /* Free the loop's memory, handles included.  Call it after loop_close();
- * NULL is ignored. */
+ * NULL is ignored.  Refused from inside a callback of the running loop,
+ * which would go on using the freed memory: then it frees nothing, sets
+ * errno to EBUSY and says so in loop_error().  Free the loop after
+ * loop_run_forever() returns. */
 void loop_free(loop_t *loop);
 
 /* The last error, as a sentence ("" if none yet). */

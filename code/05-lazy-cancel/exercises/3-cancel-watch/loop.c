@@ -175,7 +175,8 @@ static handle_t *handle_new(loop_t *loop, loop_callback callback, void *arg, boo
 
 void handle_retain(handle_t *handle)
 {
-    handle->refs++;
+    if (handle != NULL)
+        handle->refs++;
 }
 
 void handle_release(handle_t *handle)
@@ -200,6 +201,10 @@ void handle_cancel(handle_t *handle)
 
 int handle_cancelled(const handle_t *handle)
 {
+    if (handle == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
     return handle->cancelled;
 }
 
@@ -480,6 +485,9 @@ static int run_once(loop_t *loop)
     /* 5. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
+    /* A handle that is queued already is not queued twice: a tick that ran
+     * out of memory here (or in the next step) returned with part of its
+     * work queued, and the fd, still ready, is reported again. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
@@ -489,12 +497,14 @@ static int run_once(loop_t *loop)
              * CPython's _process_events does (`if reader._cancelled:
              * self._remove_reader(fileobj)`). */
             /* @exercise end */
-            if (add_callback(loop, loop->readers[fd]) < 0)
+            if (!loop->readers[fd]->queued &&
+                add_callback(loop, loop->readers[fd]) < 0)
                 return -1;
         }
         if (FD_ISSET(fd, &writable)) {
             n--;
-            if (add_callback(loop, loop->writers[fd]) < 0)
+            if (!loop->writers[fd]->queued &&
+                add_callback(loop, loop->writers[fd]) < 0)
                 return -1;
         }
     }
@@ -509,13 +519,15 @@ static int run_once(loop_t *loop)
         double when = heap_top(&loop->scheduled)->when;
         if (loop->miniloop ? when > now : when >= end_time)
             break;
+        /* Queued first (even if cancelled), popped after: if the deque
+         * cannot grow, the timer stays in the heap, and the run fails with
+         * nothing lost. */
+        if (add_callback(loop, heap_top(&loop->scheduled)->handle) < 0)
+            return -1;
         heap_entry_t timer;
         heap_pop(&loop->scheduled, &timer);
         timer.handle->scheduled = false;
-        int rc = add_callback(loop, timer.handle); /* even if cancelled */
-        handle_release(timer.handle);              /* the heap's reference */
-        if (rc < 0)
-            return -1;
+        handle_release(timer.handle); /* the heap's reference */
     }
 
     /* 7. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
@@ -621,6 +633,11 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     forget_all(loop);
     free(loop);
 }

@@ -30,8 +30,11 @@
  *     that way, or a wait reports an fd that is not registered, the
  *     selector is marked stale, and the next wait first replaces the epoll
  *     instance by a new one that holds only what is registered
- *     (ep_rebuild).  libev does much the same after a fork() (its
- *     epoll_fork re-creates the instance and re-adds every fd).
+ *     (ep_rebuild).  libev does the same: when an event comes for an fd
+ *     it no longer wants and EPOLL_CTL_MOD/DEL fails ("a child has the fd
+ *     but we closed it"), it sets `postfork`, and before its next poll
+ *     epoll_fork() makes a new instance and re-arms every fd.  CPython's
+ *     EpollSelector ignores the failed DEL, and its loop spins.
  */
 #define _GNU_SOURCE
 #include "selector.h"

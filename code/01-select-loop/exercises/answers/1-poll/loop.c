@@ -275,6 +275,7 @@ int loop_close(loop_t *loop)
     loop->readers = loop->writers = NULL;
     loop->pollfds = NULL;
     loop->capacity = 0;
+    /* @exercise end */
     loop->maxfd = -1;
     loop->closed = true;
     return 0;
@@ -284,6 +285,12 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
+    /* @exercise begin */
     free(loop->readers);
     free(loop->writers);
     free(loop->pollfds);

@@ -249,12 +249,10 @@ static int run_once(loop_t *loop)
 
     /* 3. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
-     * @exercise begin
-     *    the tables still hold exactly the handles the sets were built from.
-     *    With a budget, a handle may still be queued from the last tick:
-     *    queue it again and it would run twice, and the loop would free it
-     *    while a second pointer to it is left in the deque.  It is already
-     *    waiting for its turn; leave it there. */
+     *    the tables still hold exactly the handles the sets were built from. */
+    /* A handle that is queued already is not queued twice: a tick that ran
+     * out of memory here (or in the next step) returned with part of its
+     * work queued, and the fd, still ready, is reported again. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
@@ -266,7 +264,6 @@ static int run_once(loop_t *loop)
             n--;
             if (!loop->writers[fd]->queued &&
                 add_callback(loop, loop->writers[fd]) < 0)
-                /* @exercise end */
                 return -1;
         }
     }
@@ -359,6 +356,11 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     forget_all(loop);
     free(loop);
 }

@@ -388,15 +388,20 @@ static int run_once(loop_t *loop)
     /* 4. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
+    /* A handle that is queued already is not queued twice: a tick that ran
+     * out of memory here (or in the next step) returned with part of its
+     * work queued, and the fd, still ready, is reported again. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {
         if (FD_ISSET(fd, &readable)) {
             n--;
-            if (add_callback(loop, loop->readers[fd]) < 0)
+            if (!loop->readers[fd]->queued &&
+                add_callback(loop, loop->readers[fd]) < 0)
                 return -1;
         }
         if (FD_ISSET(fd, &writable)) {
             n--;
-            if (add_callback(loop, loop->writers[fd]) < 0)
+            if (!loop->writers[fd]->queued &&
+                add_callback(loop, loop->writers[fd]) < 0)
                 return -1;
         }
     }
@@ -411,12 +416,12 @@ static int run_once(loop_t *loop)
         double when = heap_top(&loop->scheduled)->when;
         if (loop->miniloop ? when > now : when >= end_time)
             break;
+        /* Queued first, popped after: if the deque cannot grow, the timer
+         * stays in the heap, and the run fails with nothing lost. */
+        if (add_callback(loop, heap_top(&loop->scheduled)->handle) < 0)
+            return -1;
         heap_entry_t timer;
         heap_pop(&loop->scheduled, &timer);
-        if (add_callback(loop, timer.handle) < 0) {
-            free(timer.handle);
-            return -1;
-        }
     }
 
     /* @exercise begin */
@@ -525,6 +530,11 @@ void loop_free(loop_t *loop)
 {
     if (loop == NULL)
         return;
+    if (loop->running) { /* from a callback: run_once still uses the loop */
+        fail(loop, EBUSY, "cannot free a running loop: free it after "
+                          "loop_run_forever() returns");
+        return;
+    }
     forget_all(loop);
     free(loop);
 }

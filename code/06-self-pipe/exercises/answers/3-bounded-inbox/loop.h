@@ -59,7 +59,7 @@ typedef struct handle handle_t;
  * returns: the callback may cancel it (nothing happens: it already runs)
  * or retain it.  This is reference counting with one count per owner: the
  * heap, the ready deque and each keeper. */
-void handle_retain(handle_t *handle);
+void handle_retain(handle_t *handle);  /* NULL is ignored */
 void handle_release(handle_t *handle); /* NULL is ignored */
 
 /* asyncio's Handle.cancel(): the callback will not be called.  The handle
@@ -70,12 +70,17 @@ void handle_release(handle_t *handle); /* NULL is ignored */
  * NULL is ignored. */
 void handle_cancel(handle_t *handle);
 
-/* asyncio's Handle.cancelled(). */
+/* asyncio's Handle.cancelled(): 1 if the handle was cancelled, 0 if not.
+ * NULL is not a handle: -1 with errno EINVAL (so `if (handle_cancelled(h))`
+ * reads a NULL -- a call that was refused and will never run -- as
+ * cancelled). */
 int handle_cancelled(const handle_t *handle);
 /* @end ownership */
 
 /* A new loop on the real clock (CLOCK_MONOTONIC), or NULL with errno set
- * (ENOMEM). */
+ * (ENOMEM; EINVAL when the self-pipe's read end would be an fd >=
+ * FD_SETSIZE, which select() cannot watch -- make the loop before the
+ * program opens that many fds; EMFILE when no fd is left for it). */
 loop_t *loop_new(void);
 
 /* @region virtual */
@@ -112,13 +117,14 @@ int loop_set_time(loop_t *loop, double now);
  * reader to an fd that has one replaces it, as asyncio's add_reader does.
  * Refused with -1 and errno EBADF for a negative fd; EINVAL for an fd >=
  * FD_SETSIZE (select() cannot watch it, and FD_SET with such an fd writes
- * past the end of the fd_set) and for a NULL callback; ENOMEM.  A refused
- * call changes nothing. */
+ * past the end of the fd_set), for a NULL callback, and for the loop's own
+ * fds (its self-pipe's); ENOMEM.  A refused call changes nothing. */
 int loop_add_reader(loop_t *loop, int fd, loop_callback callback, void *arg);
 int loop_add_writer(loop_t *loop, int fd, loop_callback callback, void *arg);
 
 /* Stop watching fd.  Returns 1 if a reader (writer) was removed, 0 if there
- * was none, -1 for an fd out of range.  Safe from inside any callback,
+ * was none, -1 if refused: errno EBADF for a negative fd, EINVAL for an fd
+ * out of range or a closed loop.  Safe from inside any callback,
  * including the fd's own.  A watch that is removed (or replaced) after its
  * handle was queued in this tick is not called: asyncio cancels the handle. */
 int loop_remove_reader(loop_t *loop, int fd);
@@ -160,7 +166,15 @@ handle_t *loop_call_later(loop_t *loop, double delay, loop_callback callback, vo
 /* @end call_later */
 
 /* Run ticks until loop_stop() is called.  Returns 0 after a stop, -1 if
- * select() failed (not for EINTR: a signal only ends the current wait). */
+ * select() failed (not for EINTR: a signal only ends the current wait).
+ *
+ * Out of memory while a tick queues the handles of ready fds or of due
+ * timers, it returns -1 with ENOMEM before that tick runs any callback, and
+ * loses nothing: what could not be queued waits where it was (a ready fd
+ * is reported again, a timer stays in the heap), and a later
+ * loop_run_forever() runs everything, once, in the order an uninterrupted
+ * run would have.  (Every call that allocates is the same: refused with
+ * ENOMEM, it changes nothing.) */
 int loop_run_forever(loop_t *loop);
 
 /* @region rules */
@@ -259,7 +273,10 @@ int loop_close(loop_t *loop);
 
 /* Free the loop's memory, handles included, and close its self-pipe.  Call
  * it after loop_close(), once no other thread can call
- * loop_call_soon_threadsafe() any more (join them first); NULL is ignored. */
+ * loop_call_soon_threadsafe() any more (join them first); NULL is ignored.
+ * Refused from inside a callback of the running loop, which would go on
+ * using the freed memory: then it frees nothing, sets errno to EBUSY and
+ * says so in loop_error().  Free the loop after loop_run_forever() returns. */
 void loop_free(loop_t *loop);
 
 /* The last error, as a sentence ("" if none yet). */
