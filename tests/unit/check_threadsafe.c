@@ -10,7 +10,11 @@
  *     still be woken afterwards;
  *   - stop from another thread, through a threadsafe callback;
  *   - the lost-wake-up window of coalescing: a call made between the
- *     loop's look at the ready deque and its poll still wakes it;
+ *     loop's look at the ready deque and its poll still wakes it, made from
+ *     the wait hook and, earlier, from the look hook (right after the look);
+ *   - push, then write: a sender stalled just after its write to the
+ *     self-pipe (a wrapper of write(), below) until the loop has woken,
+ *     drained the pipe and looked again still wakes it;
  *   - from the loop's own thread: FIFO with call_soon, no extra tick;
  *   - a handle cancelled from another thread (through the loop's thread,
  *     which retained it for that thread: handles are not thread-safe);
@@ -25,17 +29,20 @@
  *   cc -std=c11 -I code/NN-slug tests/unit/check_threadsafe.c build/NN-slug/libloop.a \
  *      $(pkg-config --cflags --libs check) -lpthread
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RTLD_NEXT, for the wrapper of write() */
 #include "loop.h"
 
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "vloop.h" /* virtual_loop(), finish(), ticks, ran */
@@ -343,6 +350,179 @@ START_TEST(call_between_look_and_poll_still_wakes)
 }
 END_TEST
 
+/* ---- the window, from its first instant ------------------------------ */
+
+/* The wait hook above runs some way after the look: a loop that raised
+ * `polling` after its look, but before calling the wait hook, passes that
+ * test.  The look hook (loop.h: for tests only) runs on the loop's thread
+ * just after the look itself, before anything else of the tick.  Its
+ * first call is the look of the first tick: the deque is empty, the loop
+ * means to sleep until the watchdog timer.  Another thread makes a call
+ * right there and is joined; the loop must not sleep through it.  On a
+ * coalescing loop that raised `polling` too late, the sender sees the flag
+ * down and does not write, and the loop sleeps until the watchdog. */
+#define WATCHDOG 2.0 /* seconds: the loop's own timer ends a lost wake-up */
+
+static int watchdog_fired;
+
+static void watchdog(loop_t *loop, void *arg)
+{
+    (void)arg;
+    watchdog_fired = 1;
+    loop_stop(loop);
+}
+
+static int looks;
+
+static void call_right_after_the_look(loop_t *loop, size_t queued, void *ctx)
+{
+    (void)ctx;
+    if (looks++ == 0) {
+        ck_assert_uint_eq(queued, 0); /* nothing to run: the loop means to sleep */
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, call_once, loop), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+    }
+}
+
+START_TEST(call_right_after_the_look_still_wakes)
+{
+    loop_t *loop = new_loop(_i);
+    ck_assert_ptr_nonnull(loop_call_later(loop, WATCHDOG, watchdog, NULL));
+    loop_set_look_hook(loop, call_right_after_the_look, NULL);
+    looks = watchdog_fired = 0;
+    woke_at = 0;
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_ge(looks, 1);
+    ck_assert_msg(woke_at > 0 && !watchdog_fired,
+                  "%s: a call made right after the look at the ready deque was not "
+                  "seen until the %.0f s watchdog (%.3f s): `polling` raised after the look?",
+                  modes[_i].name, WATCHDOG, now() - t0);
+    printf("look hook (%s): woken %.3f ms after the start\n", modes[_i].name,
+           (woke_at - t0) * 1e3);
+    finish(loop);
+}
+END_TEST
+
+/* ---- push, then write ------------------------------------------------- */
+
+/* loop_call_soon_threadsafe() must queue the handle BEFORE it writes to the
+ * self-pipe.  Written first, the byte can wake the loop, which drains the
+ * pipe, looks at the deque -- still empty -- and sleeps again; the push
+ * lands after the look, and nothing wakes the loop for it.  A stress run
+ * meets that window by luck; this test holds the sender in it.
+ *
+ * The wrapper below replaces write() for the whole program (a definition
+ * in the program wins over the C library's, for libloop.a too), and calls
+ * the real one (the next definition: the C library's, or a sanitizer's
+ * interceptor).  In the sender thread, once armed, it returns from its
+ * first write only when the loop has run the call, or has called its wait
+ * hook again: it has woken, run the pipe's reader, looked at the deque and
+ * decided how long to sleep.  If the handle was pushed before the write,
+ * the loop ran it, and stops; if not, the push comes after that look and
+ * the loop sleeps until the watchdog.  Deterministic with every wake-up:
+ * the loop is asleep (so `polling` is up, and no byte is pending) when the
+ * sender calls, since it calls only after the first wait hook. */
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+static write_fn real_write;
+static pthread_once_t real_write_once = PTHREAD_ONCE_INIT;
+
+static void find_real_write(void)
+{
+    /* The object-to-function pointer conversion POSIX dlsym() requires. */
+    *(void **)&real_write = dlsym(RTLD_NEXT, "write");
+}
+
+static _Thread_local bool stall_after_write; /* armed in the sender only */
+static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t waits_changed = PTHREAD_COND_INITIALIZER;
+static int waits;      /* wait hook calls so far (under waits_lock) */
+static bool called;    /* the sender's callback ran (under waits_lock) */
+static bool held;      /* the sender's write was held, and released in time */
+
+/* Wait (at most `at_most` seconds) until the loop has called its wait hook
+ * n times, or has run the sender's callback; false on a timeout. */
+static bool wait_for_loop(int n, double at_most)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+    until.tv_sec += (time_t)at_most;
+    pthread_mutex_lock(&waits_lock);
+    int rc = 0;
+    while (waits < n && !called && rc == 0)
+        rc = pthread_cond_timedwait(&waits_changed, &waits_lock, &until);
+    bool ok = waits >= n || called;
+    pthread_mutex_unlock(&waits_lock);
+    return ok;
+}
+
+ssize_t write(int fd, const void *buf, size_t size)
+{
+    pthread_once(&real_write_once, find_real_write);
+    ssize_t rc = real_write(fd, buf, size);
+    if (stall_after_write) {
+        int saved = errno;
+        stall_after_write = false;
+        held = wait_for_loop(2, 2 * WATCHDOG); /* ran the call, or looked again */
+        errno = saved;
+    }
+    return rc;
+}
+
+static double count_waits(loop_t *loop, double timeout, void *ctx)
+{
+    (void)loop;
+    (void)ctx;
+    pthread_mutex_lock(&waits_lock);
+    waits++;
+    pthread_cond_broadcast(&waits_changed);
+    pthread_mutex_unlock(&waits_lock);
+    return timeout;
+}
+
+static void note_wake_and_signal(loop_t *loop, void *arg)
+{
+    note_wake(loop, arg);
+    pthread_mutex_lock(&waits_lock);
+    called = true;
+    pthread_cond_broadcast(&waits_changed);
+    pthread_mutex_unlock(&waits_lock);
+}
+
+static void *send_with_stalled_write(void *arg)
+{
+    ck_assert(wait_for_loop(1, 2 * WATCHDOG)); /* the loop has looked, and sleeps */
+    stall_after_write = true;
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(arg, note_wake_and_signal, NULL));
+    stall_after_write = false;
+    return NULL;
+}
+
+START_TEST(push_lands_before_the_wakeup_byte)
+{
+    loop_t *loop = new_loop(_i);
+    ck_assert_ptr_nonnull(loop_call_later(loop, WATCHDOG, watchdog, NULL));
+    loop_set_wait_hook(loop, count_waits, NULL);
+    waits = watchdog_fired = 0;
+    called = held = false;
+    woke_at = 0;
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, send_with_stalled_write, loop), 0);
+    double t0 = now();
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_msg(held, "the sender's write was not released in time");
+    ck_assert_msg(woke_at > 0 && !watchdog_fired,
+                  "%s: the loop woke, drained the self-pipe and slept again before the "
+                  "handle was pushed; the call was seen %.3f s later, by the %.0f s watchdog: "
+                  "write before push?",
+                  modes[_i].name, now() - t0, WATCHDOG);
+    ck_assert_uint_ge(loop_wakeup_writes(loop), 1);
+    finish(loop);
+}
+END_TEST
+
 /* ---- from the loop's own thread --------------------------------------- */
 
 static void note(loop_t *loop, void *arg)
@@ -458,6 +638,8 @@ static Suite *suite(void)
     tcase_add_test(tc, full_pipe_loses_nothing);
     tcase_add_loop_test(tc, stop_from_another_thread, 0, n);
     tcase_add_loop_test(tc, call_between_look_and_poll_still_wakes, 0, n);
+    tcase_add_loop_test(tc, call_right_after_the_look_still_wakes, 0, n);
+    tcase_add_loop_test(tc, push_lands_before_the_wakeup_byte, 0, n);
     tcase_add_test(tc, loop_thread_calls_are_fifo_with_call_soon);
     tcase_add_loop_test(tc, cancel_from_another_thread, 0, n);
     tcase_add_test(tc, refusals);
