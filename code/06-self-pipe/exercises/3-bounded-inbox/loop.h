@@ -265,6 +265,17 @@ int loop_set_threadsafe_limit(loop_t *loop, size_t limit);
 unsigned long loop_wakeup_writes(loop_t *loop);
 /* @end threadsafe */
 
+/* For tests only: a seam in the window that coalescing must close.  The
+ * look hook is called on the loop's thread each time the loop has read the
+ * length of its ready deque, just after it released the lock, with that
+ * length.  The first such read of a tick is the look that decides whether
+ * the poll may sleep (the others: the snapshot of the callbacks to run).
+ * check_threadsafe's hook has another thread call
+ * loop_call_soon_threadsafe() right there: a loop that raised `polling`
+ * after its look would sleep through that call.  NULL removes the hook. */
+typedef void (*loop_look_hook)(loop_t *loop, size_t queued, void *ctx);
+void loop_set_look_hook(loop_t *loop, loop_look_hook hook, void *ctx);
+
 /* Close the loop: it forgets every watched fd (it never closes them: they
  * belong to the caller; its own self-pipe stays open until loop_free()), drops the callbacks still in the ready deque and
  * the timer heap without calling them, and refuses all further calls with "loop is closed".

@@ -88,6 +88,8 @@ struct loop {
     double virtual_now;
     loop_wait_hook wait_hook; /* NULL: really wait in select() */
     void *wait_ctx;
+    loop_look_hook look_hook; /* tests only: loop_set_look_hook() */
+    void *look_ctx;
     int maxfd;     /* highest fd that may be watched, -1 if none */
     bool stopping; /* loop_stop() was called: finish this tick, then return */
     bool miniloop; /* LOOP_RULES_MINILOOP: article 000's rules (a teaching device) */
@@ -175,6 +177,12 @@ void loop_set_wait_hook(loop_t *loop, loop_wait_hook hook, void *ctx)
         hook = loop->virtual_clock ? autojump : NULL;
     loop->wait_hook = hook;
     loop->wait_ctx = ctx;
+}
+
+void loop_set_look_hook(loop_t *loop, loop_look_hook hook, void *ctx)
+{
+    loop->look_hook = hook;
+    loop->look_ctx = ctx;
 }
 
 int loop_set_time(loop_t *loop, double now)
@@ -300,6 +308,8 @@ static size_t ready_len(loop_t *loop)
     pthread_mutex_lock(&loop->ready_lock);
     size_t n = deque_len(&loop->ready);
     pthread_mutex_unlock(&loop->ready_lock);
+    if (loop->look_hook != NULL) /* tests only: see loop_set_look_hook() */
+        loop->look_hook(loop, n, loop->look_ctx);
     return n;
 }
 /* @end ready_lock */
