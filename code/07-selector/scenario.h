@@ -40,6 +40,8 @@ typedef struct action {
     double number;                        /* DELAY or WHEN; 0 if none */
     char label[SCENARIO_LABEL_MAX + 1];   /* "" for stop */
     int io;                               /* io: index of its label among io labels */
+    long call;                            /* a call (soon, later, at, threadsafe): its */
+                                          /*   rank among the calls; cancel: its target's */
     long line;                            /* where it was written */
     long label_col;                       /* and its label's column */
     struct action *children;              /* first child, or NULL */
@@ -51,6 +53,7 @@ typedef struct scenario {
     action_t *actions;   /* the top-level lines, in file order */
     action_t **io;       /* io[k]: the first io line of the k-th io label, */
     int nio;             /*   in order of first appearance */
+    long ncalls;         /* calls: soon, later, at and threadsafe lines */
     action_t *all;       /* every action (owning list) */
 } scenario_t;
 /* @end action */
