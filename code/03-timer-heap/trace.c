@@ -39,15 +39,20 @@ static struct {
     loop_t *loop;
     scenario_t scenario;
     int (*sockets)[2]; /* per io label: [0] read end (watched), [1] write end */
-    pending_t *pending; /* io bytes not yet delivered, in file order */
+    pending_t *pending; /* io bytes, sorted by time once set up */
     size_t npending;
+    size_t next;        /* pending[next ..]: the bytes not yet delivered */
+    long *written;      /* per io label: the last tick that wrote a byte to it */
     long ticks;         /* waits so far: the tick number of the trace */
     bool hit_limit;
 } t;
 
-static void die(const char *what)
+/* The harness failed, not the scenario: say what failed and why (for a
+ * loop function, loop_error(); for a system call, strerror(errno)), and
+ * exit with status 3. */
+static void die(const char *what, const char *why)
 {
-    fprintf(stderr, "trace: %s: %s\n", what, t.loop ? loop_error(t.loop) : strerror(errno));
+    fprintf(stderr, "trace: %s: %s\n", what, why);
     exit(3);
 }
 
@@ -93,15 +98,15 @@ static void execute(const action_t *a)
     switch (a->kind) {
     case ACTION_SOON:
         if (loop_call_soon(t.loop, timer_cb, (void *)a) == NULL)
-            die("call_soon");
+            die("call_soon", loop_error(t.loop));
         break;
     case ACTION_LATER:
         if (loop_call_later(t.loop, a->number, timer_cb, (void *)a) == NULL)
-            die("call_later");
+            die("call_later", loop_error(t.loop));
         break;
     case ACTION_AT:
         if (loop_call_at(t.loop, a->number, timer_cb, (void *)a) == NULL)
-            die("call_at");
+            die("call_at", loop_error(t.loop));
         break;
     case ACTION_STOP:
         loop_stop(t.loop);
@@ -110,11 +115,11 @@ static void execute(const action_t *a)
         if (t.scenario.io[a->io] == a) {
             int *sv = t.sockets[a->io];
             if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
-                die("socketpair");
+                die("socketpair", strerror(errno));
             fcntl(sv[0], F_SETFL, O_NONBLOCK);
             fcntl(sv[1], F_SETFL, O_NONBLOCK);
             if (loop_add_reader(t.loop, sv[0], io_cb, (void *)a) < 0)
-                die("add_reader");
+                die("add_reader", loop_error(t.loop));
         }
         t.pending[t.npending++] = (pending_t){a->number, a->io};
         break;
@@ -129,17 +134,17 @@ static void execute(const action_t *a)
 /* The harness's selector: the loop asks to wait `timeout` seconds (-1:
  * until an fd is ready).  Jump the clock to the end of the wait, or to the
  * first io byte that arrives before it; deliver the bytes due by then; let
- * the loop's select() only look. */
+ * the loop's select() only look.  The bytes are sorted by time, so a wait
+ * costs no more than the bytes it delivers.  A label with several bytes
+ * due gets one: its callback reads all it finds, so one byte or 300 make
+ * the same trace, and one always fits in the socket's buffer. */
 static double trace_wait(loop_t *loop, double timeout, void *ctx)
 {
     (void)ctx;
     t.ticks++;
     double now = loop_time(loop);
-    bool any = t.npending > 0;
-    double earliest = 0;
-    for (size_t i = 0; i < t.npending; i++)
-        if (i == 0 || t.pending[i].when < earliest)
-            earliest = t.pending[i].when;
+    bool any = t.next < t.npending;
+    double earliest = any ? t.pending[t.next].when : 0;
     if (timeout < 0) {
         if (!any) { /* nothing can ever happen again: the scenario is over */
             loop_stop(loop);
@@ -157,17 +162,15 @@ static double trace_wait(loop_t *loop, double timeout, void *ctx)
         }
     }
     if (loop_set_time(loop, now) < 0)
-        die("set_time");
-    size_t kept = 0;
-    for (size_t i = 0; i < t.npending; i++) {
-        if (t.pending[i].when <= now) {
-            if (write(t.sockets[t.pending[i].io][1], "x", 1) != 1)
-                die("write");
-        } else {
-            t.pending[kept++] = t.pending[i];
+        die("set_time", loop_error(loop));
+    for (; t.next < t.npending && t.pending[t.next].when <= now; t.next++) {
+        int io = t.pending[t.next].io;
+        if (t.written[io] != t.ticks) {
+            t.written[io] = t.ticks;
+            if (write(t.sockets[io][1], "x", 1) != 1)
+                die("write", strerror(errno));
         }
     }
-    t.npending = kept;
     if (t.ticks == TICK_LIMIT) {
         t.hit_limit = true;
         loop_stop(loop);
@@ -175,6 +178,15 @@ static double trace_wait(loop_t *loop, double timeout, void *ctx)
     return 0;
 }
 /* @end wait */
+
+/* Earlier bytes first (ties in any order: they are delivered together). */
+static int by_time(const void *a, const void *b)
+{
+    const pending_t *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when < y->when ? -1 : 1;
+    return (x->io > y->io) - (x->io < y->io);
+}
 
 static int usage(void)
 {
@@ -220,15 +232,19 @@ int main(int argc, char **argv)
         nio_lines += a->kind == ACTION_IO;
     t.sockets = calloc((size_t)t.scenario.nio + 1, sizeof *t.sockets);
     t.pending = calloc(nio_lines + 1, sizeof *t.pending);
+    t.written = calloc((size_t)t.scenario.nio + 1, sizeof *t.written);
+    if (t.sockets == NULL || t.pending == NULL || t.written == NULL)
+        die("setup", strerror(errno));
     t.loop = loop_new_virtual();
-    if (t.sockets == NULL || t.pending == NULL || t.loop == NULL)
-        die("setup");
+    if (t.loop == NULL)
+        die("loop_new_virtual", strerror(errno));
     loop_set_wait_hook(t.loop, trace_wait, NULL);
     for (const action_t *a = t.scenario.actions; a != NULL; a = a->next)
         execute(a);
+    qsort(t.pending, t.npending, sizeof *t.pending, by_time);
 
     if (loop_run_forever(t.loop) < 0)
-        die("run_forever");
+        die("run_forever", loop_error(t.loop));
     if (t.hit_limit)
         printf("# stopped after %d ticks\n", TICK_LIMIT);
 
@@ -240,6 +256,7 @@ int main(int argc, char **argv)
     }
     free(t.sockets);
     free(t.pending);
+    free(t.written);
     scenario_free(&t.scenario);
     return fflush(stdout) == 0 ? 0 : 3;
 }

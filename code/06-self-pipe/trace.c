@@ -35,13 +35,6 @@
 #define STAGE 6
 #define TICK_LIMIT 100000
 
-/* The most recent handle a soon / later / at / threadsafe line scheduled, KEPT
- * (handle_retain): `cancel LABEL` may come after its callback ran. */
-typedef struct recent {
-    const char *label;
-    handle_t *handle;
-} recent_t;
-
 /* One byte that arrives on an io label's socket at a virtual time. */
 typedef struct pending {
     double when;
@@ -52,17 +45,22 @@ static struct {
     loop_t *loop;
     scenario_t scenario;
     int (*sockets)[2]; /* per io label: [0] read end (watched), [1] write end */
-    pending_t *pending; /* io bytes not yet delivered, in file order */
+    pending_t *pending; /* io bytes, sorted by time once set up */
     size_t npending;
+    size_t next;        /* pending[next ..]: the bytes not yet delivered */
+    long *written;      /* per io label: the last tick that wrote a byte to it */
     long ticks;         /* waits so far: the tick number of the trace */
     bool hit_limit;
-    recent_t *recent;   /* per soon/later/at/threadsafe line: its most recent handle */
-    size_t nrecent;
+    handle_t **recent;  /* per call line, at its rank (action_t's `call`): the most */
+                        /*   recent handle it scheduled, KEPT (handle_retain), or NULL */
 } t;
 
-static void die(const char *what)
+/* The harness failed, not the scenario: say what failed and why (for a
+ * loop function, loop_error(); for a system call, strerror(errno)), and
+ * exit with status 3. */
+static void die(const char *what, const char *why)
 {
-    fprintf(stderr, "trace: %s: %s\n", what, t.loop ? loop_error(t.loop) : strerror(errno));
+    fprintf(stderr, "trace: %s: %s\n", what, why);
     exit(3);
 }
 
@@ -103,32 +101,21 @@ static void io_cb(loop_t *loop, void *arg)
 /* @end callbacks */
 
 /* @region recent */
-/* The slot of a label (labels of soon / later / at lines are unique), or
- * NULL if that line has not scheduled anything yet.  A linear search: a
- * scenario has few lines. */
-static recent_t *recent_slot(const char *label)
-{
-    for (size_t i = 0; i < t.nrecent; i++)
-        if (strcmp(t.recent[i].label, label) == 0)
-            return &t.recent[i];
-    return NULL;
-}
-
-/* Keep the handle a line just scheduled; let go of the one it replaces. */
+/* Keep the handle a line just scheduled; let go of the one it replaces.
+ * Its slot is at the line's rank among the calls, which the parser gives
+ * each call line and each cancel line (that of the line it names): no
+ * search, however long the scenario. */
 static void remember(const action_t *a, handle_t *handle)
 {
     if (handle == NULL)
         die(a->kind == ACTION_SOON ? "call_soon" : a->kind == ACTION_LATER ? "call_later"
-            : a->kind == ACTION_AT ? "call_at" : "call_soon_threadsafe");
+            : a->kind == ACTION_AT ? "call_at" : "call_soon_threadsafe",
+            loop_error(t.loop));
     handle_retain(handle);
-    recent_t *slot = recent_slot(a->label);
-    if (slot == NULL) { /* t.recent has room for every line (main) */
-        slot = &t.recent[t.nrecent++];
-        slot->label = a->label;
-    } else {
-        handle_release(slot->handle);
-    }
-    slot->handle = handle;
+    handle_t **slot = &t.recent[a->call];
+    if (*slot != NULL)
+        handle_release(*slot);
+    *slot = handle;
 }
 /* @end recent */
 
@@ -146,9 +133,9 @@ static void execute(const action_t *a)
         remember(a, loop_call_at(t.loop, a->number, timer_cb, (void *)a));
         break;
     case ACTION_CANCEL: { /* the most recent handle of the label, if any */
-        recent_t *slot = recent_slot(a->label);
-        if (slot != NULL)
-            handle_cancel(slot->handle);
+        handle_t *h = t.recent[a->call];
+        if (h != NULL)
+            handle_cancel(h);
         break;
     }
     case ACTION_STOP:
@@ -158,11 +145,11 @@ static void execute(const action_t *a)
         if (t.scenario.io[a->io] == a) {
             int *sv = t.sockets[a->io];
             if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
-                die("socketpair");
+                die("socketpair", strerror(errno));
             fcntl(sv[0], F_SETFL, O_NONBLOCK);
             fcntl(sv[1], F_SETFL, O_NONBLOCK);
             if (loop_add_reader(t.loop, sv[0], io_cb, (void *)a) < 0)
-                die("add_reader");
+                die("add_reader", loop_error(t.loop));
         }
         t.pending[t.npending++] = (pending_t){a->number, a->io};
         break;
@@ -181,17 +168,17 @@ static void execute(const action_t *a)
 /* The harness's selector: the loop asks to wait `timeout` seconds (-1:
  * until an fd is ready).  Jump the clock to the end of the wait, or to the
  * first io byte that arrives before it; deliver the bytes due by then; let
- * the loop's select() only look. */
+ * the loop's select() only look.  The bytes are sorted by time, so a wait
+ * costs no more than the bytes it delivers.  A label with several bytes
+ * due gets one: its callback reads all it finds, so one byte or 300 make
+ * the same trace, and one always fits in the socket's buffer. */
 static double trace_wait(loop_t *loop, double timeout, void *ctx)
 {
     (void)ctx;
     t.ticks++;
     double now = loop_time(loop);
-    bool any = t.npending > 0;
-    double earliest = 0;
-    for (size_t i = 0; i < t.npending; i++)
-        if (i == 0 || t.pending[i].when < earliest)
-            earliest = t.pending[i].when;
+    bool any = t.next < t.npending;
+    double earliest = any ? t.pending[t.next].when : 0;
     if (timeout < 0) {
         if (!any) { /* nothing can ever happen again: the scenario is over */
             loop_stop(loop);
@@ -209,17 +196,15 @@ static double trace_wait(loop_t *loop, double timeout, void *ctx)
         }
     }
     if (loop_set_time(loop, now) < 0)
-        die("set_time");
-    size_t kept = 0;
-    for (size_t i = 0; i < t.npending; i++) {
-        if (t.pending[i].when <= now) {
-            if (write(t.sockets[t.pending[i].io][1], "x", 1) != 1)
-                die("write");
-        } else {
-            t.pending[kept++] = t.pending[i];
+        die("set_time", loop_error(loop));
+    for (; t.next < t.npending && t.pending[t.next].when <= now; t.next++) {
+        int io = t.pending[t.next].io;
+        if (t.written[io] != t.ticks) {
+            t.written[io] = t.ticks;
+            if (write(t.sockets[io][1], "x", 1) != 1)
+                die("write", strerror(errno));
         }
     }
-    t.npending = kept;
     if (t.ticks == TICK_LIMIT) {
         t.hit_limit = true;
         loop_stop(loop);
@@ -227,6 +212,15 @@ static double trace_wait(loop_t *loop, double timeout, void *ctx)
     return 0;
 }
 /* @end wait */
+
+/* Earlier bytes first (ties in any order: they are delivered together). */
+static int by_time(const void *a, const void *b)
+{
+    const pending_t *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when < y->when ? -1 : 1;
+    return (x->io > y->io) - (x->io < y->io);
+}
 
 static int usage(void)
 {
@@ -272,33 +266,35 @@ int main(int argc, char **argv)
     }
 
     /* Setup: the top-level lines, in file order. */
-    size_t nio_lines = 0, ncalls = 0;
+    size_t nio_lines = 0;
     for (const action_t *a = t.scenario.actions; a != NULL; a = a->next)
         nio_lines += a->kind == ACTION_IO;
-    for (const action_t *a = t.scenario.all; a != NULL; a = a->all_next)
-        ncalls += a->kind == ACTION_SOON || a->kind == ACTION_LATER || a->kind == ACTION_AT ||
-                  a->kind == ACTION_THREADSAFE;
     t.sockets = calloc((size_t)t.scenario.nio + 1, sizeof *t.sockets);
     t.pending = calloc(nio_lines + 1, sizeof *t.pending);
-    t.recent = calloc(ncalls + 1, sizeof *t.recent);
+    t.written = calloc((size_t)t.scenario.nio + 1, sizeof *t.written);
+    t.recent = calloc((size_t)t.scenario.ncalls + 1, sizeof *t.recent);
+    if (t.sockets == NULL || t.pending == NULL || t.written == NULL || t.recent == NULL)
+        die("setup", strerror(errno));
     t.loop = loop_new_virtual();
-    if (t.sockets == NULL || t.pending == NULL || t.recent == NULL || t.loop == NULL)
-        die("setup");
+    if (t.loop == NULL)
+        die("loop_new_virtual", strerror(errno));
     loop_set_wait_hook(t.loop, trace_wait, NULL);
     if (miniloop)
         loop_set_rules(t.loop, LOOP_RULES_MINILOOP);
     for (const action_t *a = t.scenario.actions; a != NULL; a = a->next)
         execute(a);
+    qsort(t.pending, t.npending, sizeof *t.pending, by_time);
 
     if (loop_run_forever(t.loop) < 0)
-        die("run_forever");
+        die("run_forever", loop_error(t.loop));
     if (t.hit_limit)
         printf("# stopped after %d ticks\n", TICK_LIMIT);
 
     loop_close(t.loop);
     loop_free(t.loop);
-    for (size_t i = 0; i < t.nrecent; i++) /* kept handles outlive the loop */
-        handle_release(t.recent[i].handle);
+    for (long i = 0; i < t.scenario.ncalls; i++) /* kept handles outlive the loop */
+        if (t.recent[i] != NULL)
+            handle_release(t.recent[i]);
     free(t.recent);
     for (int i = 0; i < t.scenario.nio; i++) {
         close(t.sockets[i][0]);
@@ -306,6 +302,7 @@ int main(int argc, char **argv)
     }
     free(t.sockets);
     free(t.pending);
+    free(t.written);
     scenario_free(&t.scenario);
     return fflush(stdout) == 0 ? 0 : 3;
 }
