@@ -1,0 +1,1 @@
+env LOOP_BACKEND=bogus ./trace ../../tests/07-selector/threadsafe.scn

@@ -1,0 +1,1 @@
+./trace --backend=bogus ../../tests/07-selector/threadsafe.scn
