@@ -156,39 +156,39 @@ def synced(copy, stage):
 
 def carry(old, new, spans, marks):
     """The spans of regions placed in OLD, carried over to NEW through the
-    diff between the two.  A region's bounds must fall between two lines
-    that the diff keeps, side by side; else Refused."""
+    diff between the two.  The line just before a region and the line just
+    after it must be lines that the diff keeps (and, for a region that
+    replaces no line, nothing may have been put between them); else Refused.
+    The lines between them in NEW are what the region now replaces."""
     kept = {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             kept.update(zip(range(i1, i2), range(j1, j2)))
-    def nearest(p):  # where old line p went, roughly: the closest kept line
-        for d in range(len(old) + 1):
-            for q in (p - d, p + d):
-                if q in kept:
-                    return kept[q] + (p - q)
-        return p
-    def at(p, i, which, is_end):
-        if p == 0 and not is_end and i == 0:
-            return 0  # a region at the file's start stays there
-        if p == len(old) and is_end and i == len(spans) - 1:
-            return len(new)
-        before = kept.get(p - 1) if p > 0 else -1
-        after = kept.get(p) if p < len(old) else len(new)
-        if before is None or after is None or after != before + 1:
-            lo, hi = max(p - 4, 0), p + 4
-            near = [l for l in difflib.unified_diff(old[lo:hi], new[nearest(p) - 4 if nearest(p) > 4 else 0:nearest(p) + 4], "stage as then", "stage now", n=8)]
-            raise Refused("region %d of %d (@exercise begin at line %d): the stage changed "
-                          "the lines at its %s (since the copy's last commit); make the "
-                          "lines around the region what the stage has now, by hand, and "
-                          "run sync again.  Around there:\n%s"
-                          % (i + 1, len(spans), marks[i][2], which,
-                             "".join("    | " + l if l.endswith("\n") else "    | " + l + "\n"
-                                     for l in near)))
-        return after
-    return [(at(a, i, "start" if a < b else "place", False),
-             at(b, i, "end" if a < b else "place", True))
-            for i, (a, b) in enumerate(spans)]
+    kept[-1], kept[len(old)] = -1, len(new)  # the file's two ends stay put
+
+    def refuse(i, which, p):
+        j = min(kept.get(q, len(new)) for q in range(p, len(old) + 1) if q in kept)
+        near = difflib.unified_diff(old[max(p - 4, 0):p + 4], new[max(j - 4, 0):j + 4],
+                                    "stage as then", "stage now", n=8)
+        raise Refused("region %d of %d (@exercise begin at line %d): the stage changed "
+                      "the lines %s it (since the copy's last commit); make the lines "
+                      "around the region what the stage has now, by hand, and run sync "
+                      "again.  Around there:\n%s"
+                      % (i + 1, len(spans), marks[i][2], which,
+                         "".join("    | " + l if l.endswith("\n") else "    | " + l + "\n"
+                                 for l in near)))
+
+    out = []
+    for i, (a, b) in enumerate(spans):
+        if a - 1 not in kept:
+            refuse(i, "just before", a)
+        if b not in kept:
+            refuse(i, "just after", b)
+        a2, b2 = kept[a - 1] + 1, kept[b]
+        if a == b and a2 != b2:
+            refuse(i, "at the place of", a)
+        out.append((a2, b2))
+    return out
 
 
 def resync(copy, copy_path, stage_path, stage):
