@@ -96,10 +96,10 @@ static void siftup(heap_t *h, size_t pos)
     size_t childpos = 2 * pos + 1; /* leftmost child */
     while (childpos < endpos) {
         size_t rightpos = childpos + 1;
+        /* @exercise begin */
         if (rightpos < endpos &&
-            /* @exercise begin */
             !less(&h->items[childpos], &h->items[rightpos]))
-            /* @exercise end */
+        /* @exercise end */
             childpos = rightpos;
         h->items[pos] = h->items[childpos];
         pos = childpos;
