@@ -21,7 +21,11 @@ all: deps stages book
 # Debian package names; on another system install their equivalents.
 # libclang-rt-dev: the sanitizer and libFuzzer runtimes clang links (clang
 # alone, without its recommended packages, cannot link -fsanitize=fuzzer).
-PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind
+# The book: fonts-noto-cjk renders the Chinese text (site, EPUB, PDF),
+# weasyprint prints the PDF, libjs-lunr is the site's search, epubcheck and
+# poppler-utils (pdffonts) check the EPUB and the PDF in make check.
+PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
+    fonts-noto-cjk weasyprint libjs-lunr epubcheck poppler-utils
 
 deps:
 	@missing=""; \
