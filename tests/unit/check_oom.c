@@ -147,6 +147,32 @@ static void reader(loop_t *loop, int fd, loop_callback cb, void *arg)
     GIVE_UP("loop_add_reader");
 }
 
+static void writer(loop_t *loop, int fd, loop_callback cb, void *arg)
+{
+    for (int i = 0; i < TRIES; i++) {
+        if (loop_add_writer(loop, fd, cb, arg) == 0)
+            return;
+        refused(loop, "loop_add_writer");
+    }
+    GIVE_UP("loop_add_writer");
+}
+
+static void unwatch_writer(loop_t *loop, int fd)
+{
+    for (int i = 0; i < TRIES; i++) {
+        int rc = loop_remove_writer(loop, fd);
+        if (rc == 1)
+            return;
+        if (rc == 0) {
+            complain("%s returned 0 (errno %d, %s): the writer was lost%s",
+                     "loop_remove_writer", errno, "");
+            return;
+        }
+        refused(loop, "loop_remove_writer");
+    }
+    GIVE_UP("loop_remove_writer");
+}
+
 static void run(loop_t *loop)
 {
     for (int i = 0; i < TRIES; i++) {
@@ -168,6 +194,19 @@ static void stop_cb(loop_t *loop, void *arg)
 {
     note(loop, arg);
     loop_stop(loop);
+}
+
+/* A writer: its fd is always writable, so it removes itself. */
+struct wr {
+    const char *label;
+    int fd;
+};
+
+static void writer_cb(loop_t *loop, void *arg)
+{
+    struct wr *w = arg;
+    note(loop, w->label);
+    unwatch_writer(loop, w->fd);
 }
 
 struct rd {
@@ -218,6 +257,7 @@ static void scenario(long fail_at, int persistent)
     ck_assert_int_eq(write(b[0], "y", 1), 1);
     struct rd ra = {"ra", "c1", "d1", a[1], 0};
     struct rd rb = {"rb", "c2", "d2", b[1], !HAVE_TIMERS};
+    struct wr wa = {"wa", a[0]};
     run_log[0] = '\0';
     problem[0] = '\0';
 
@@ -236,9 +276,11 @@ static void scenario(long fail_at, int persistent)
         loop_set_wait_hook(loop, jump, NULL);
 
     /* Tick 1's ready deque: six call_soon and a threadsafe call (7), then
-     * (chapter 06 on) the self-pipe's reader, ra and rb: the deque's array of
-     * 8 grows at ra or rb, while the poll's events are queued.  Then the
-     * eleven timers due at 0 grow it again, while due timers are moved. */
+     * the poll's events in fd order: (chapter 06 on) the self-pipe's reader,
+     * then wa (a[0]'s writer), ra and rb.  The deque's array of 8 grows
+     * while the poll's events are queued, after one of them was queued.
+     * Then the eleven timers due at 0 grow it again, while due timers are
+     * moved. */
     for (int i = 0; i < 6; i++)
         soon(loop, note_cb, (void *)soon_labels[i]);
     if (loop_call_soon_threadsafe != NULL)
@@ -247,6 +289,7 @@ static void scenario(long fail_at, int persistent)
         soon(loop, note_cb, "e");
     reader(loop, a[1], reader_cb, &ra);
     reader(loop, b[1], reader_cb, &rb);
+    writer(loop, a[0], writer_cb, &wa);
     if (HAVE_TIMERS) {
         /* Equal deadlines leave the heap in heapq's order, not FIFO: the
          * order of the log depends on every push and pop being made. */
