@@ -7,7 +7,7 @@
 #
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
-SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom
+SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -19,12 +19,18 @@ cancel_FROM   := 05
 threadsafe_FROM := 06
 selector_FROM := 07
 oom_FROM      := 02
+rounding_FROM := 03
+# Chapter 07 hands the timeout to a selector, which rounds it in its own
+# units (check_selector, exercise 07/3): select() is no longer the loop's.
+rounding_UNTIL := 06
 
 # NAME_LDFLAGS (optional): extra link flags for that suite (build_suite in
 # tests/lib.sh reads them from this file).  check_oom reroutes every malloc,
 # calloc and realloc -- the stage's libloop.a's included -- through
 # tests/support/failalloc.h, which can make the Nth one fail.
 oom_LDFLAGS   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# check_rounding sees the timeval the loop hands to select().
+rounding_LDFLAGS := -Wl,--wrap=select
 
 # Stages from this one on run threads: `make check-sanitize` also runs them
 # under ThreadSanitizer.
