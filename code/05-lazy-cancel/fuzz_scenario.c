@@ -30,10 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             free(err);
         } else {
-            /* Walk the tree: every child list ends, every io index is valid. */
-            for (const action_t *a = s.all; a != NULL; a = a->all_next)
+            /* Walk the tree: every child list ends, every io index and
+             * every call rank (trace's index of kept handles) is valid. */
+            for (const action_t *a = s.all; a != NULL; a = a->all_next) {
                 if (a->kind == ACTION_IO && (a->io < 0 || a->io >= s.nio))
                     abort();
+                if (a->kind != ACTION_IO && a->kind != ACTION_STOP &&
+                    (a->call < 0 || a->call >= s.ncalls))
+                    abort();
+            }
         }
         scenario_free(&s);
     }
