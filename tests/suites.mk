@@ -7,7 +7,7 @@
 #
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
-SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding
+SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding lifecycle handler signals
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -19,6 +19,9 @@ cancel_FROM   := 05
 threadsafe_FROM := 06
 selector_FROM := 07
 oom_FROM      := 02
+lifecycle_FROM := 08
+handler_FROM  := 08
+signals_FROM  := 08
 rounding_FROM := 03
 # Chapter 07 hands the timeout to a selector, which rounds it in its own
 # units (check_selector, exercise 07/3): select() is no longer the loop's.
