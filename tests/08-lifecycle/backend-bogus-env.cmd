@@ -1,0 +1,1 @@
+env LOOP_BACKEND=bogus ./trace ../../tests/08-lifecycle/threadsafe.scn

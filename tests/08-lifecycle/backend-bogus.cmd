@@ -1,0 +1,1 @@
+./trace --backend=bogus ../../tests/08-lifecycle/threadsafe.scn

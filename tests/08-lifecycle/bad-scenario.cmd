@@ -1,0 +1,1 @@
+./trace ../../tests/08-lifecycle/bad-scenario.scn

@@ -1,0 +1,1 @@
+./trace --backend=poll ../../tests/08-lifecycle/io-order.scn

@@ -1,0 +1,1 @@
+./trace --backend=select ../../tests/08-lifecycle/io-order.scn

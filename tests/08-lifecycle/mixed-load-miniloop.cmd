@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/08-lifecycle/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/08-lifecycle/threadsafe.scn
