@@ -22,10 +22,14 @@ internal error of this harness.
 """
 
 import asyncio
+import asyncio.format_helpers
+import logging
 import re
 import selectors
+import signal
 import socket
 import sys
+import traceback
 
 MAX_ABS_NUMBER = 1e9
 MAX_LABEL_LEN = 32
@@ -39,6 +43,11 @@ CONTROL_RE = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
 
 ACTIONS = (b"soon", b"later", b"at", b"io", b"stop", b"cancel", b"threadsafe")
 LABELLED = (b"soon", b"later", b"at", b"io", b"threadsafe")   # lines that may have children
+# Stage 08 on: the loop's life (chapter 08).  raise / interrupt / block run
+# inside a callback; signal arrives at a virtual time (top level).
+ACTIONS_08 = (b"raise", b"interrupt", b"block", b"debug", b"handler", b"run", b"close",
+              b"sighandler", b"sigremove", b"signal")
+HANDLERS = ("default", "custom", "failing")
 
 
 # --------------------------------------------------------------------- parsing
@@ -129,7 +138,7 @@ def parse(data, stage=99):
         # --- structure: who is the parent of this line?
         if stack and indent > stack[-1].indent:
             parent = stack[-1]
-            if parent.action not in ("soon", "later", "at", "io", "threadsafe"):
+            if parent.action not in ("soon", "later", "at", "io", "threadsafe", "sighandler"):
                 raise ScenarioError(lineno, col0, "'%s' cannot have children" % parent.action)
             if parent.action == "io" and not parent.first_io:
                 first = sc.io_node[parent.label]
@@ -150,7 +159,7 @@ def parse(data, stage=99):
 
         # --- the action
         word, wcol = tokens[0]
-        if word not in ACTIONS:
+        if word not in ACTIONS and not (stage >= 8 and word in ACTIONS_08):
             raise ScenarioError(lineno, wcol,
                                 "unknown action %s (expected soon, later, at, io, stop or cancel)" % q(word))
         if word == b"cancel" and stage < 5:
@@ -159,13 +168,19 @@ def parse(data, stage=99):
             raise ScenarioError(lineno, wcol, "threadsafe needs stage 06")
         if word == b"io" and parent is not None:
             raise ScenarioError(lineno, wcol, "'io' lines must be at top level (not indented)")
+        if word == b"signal" and parent is not None:
+            raise ScenarioError(lineno, wcol, "'signal' lines must be at top level (not indented)")
+        if word in (b"raise", b"interrupt", b"block") and parent is None:
+            raise ScenarioError(lineno, wcol, "'%s' must be indented under a callback" % word.decode())
         node = Node(word.decode(), lineno, wcol, indent)
 
         # --- the arguments, left to right
-        if word == b"stop":
+        if word in (b"stop", b"raise", b"interrupt", b"run", b"close", b"sigremove"):
             wants = []
         elif word in (b"later", b"at", b"io"):
             wants = ["number", "label"]
+        elif word in (b"block", b"debug", b"signal"):
+            wants = ["number"]
         else:
             wants = ["label"]
         for k, kind in enumerate(wants):
@@ -183,6 +198,10 @@ def parse(data, stage=99):
                 if not abs(x) <= MAX_ABS_NUMBER:
                     raise ScenarioError(lineno, tcol,
                                         "number %s is out of range (at most 1e9 in absolute value)" % q(tok))
+                if word == b"block" and x < 0:
+                    raise ScenarioError(lineno, tcol, "block needs a duration >= 0, got %s" % q(tok))
+                if word == b"debug" and x != 0 and x != 1:
+                    raise ScenarioError(lineno, tcol, "debug takes 0 or 1, got %s" % q(tok))
                 node.number = x
             else:
                 if not LABEL_RE.fullmatch(tok):
@@ -195,7 +214,11 @@ def parse(data, stage=99):
                                         "label %s is longer than %d characters" % (q(tok), MAX_LABEL_LEN))
                 label = tok.decode("ascii")
                 node.label, node.label_col = label, tcol
-                if word == b"cancel":
+                if word == b"handler":
+                    if label not in HANDLERS:
+                        raise ScenarioError(lineno, tcol, "unknown handler %s (expected default, "
+                                            "custom or failing)" % q(tok))
+                elif word == b"cancel":
                     pass
                 elif word == b"io" and defined.get(label, ("io",))[0] == "io":
                     if label not in defined:
@@ -281,8 +304,57 @@ class VirtualSelector(selectors.BaseSelector):
         return self._h.wait(timeout, self._real)
 
 
+# ------------------------------------------------- stage 08: the loop's life
+
+class Callback:
+    """A scenario line's callback.  CPython names a callback in its messages
+    by its __qualname__ and its arguments ("Exception in callback a()"); an
+    object with the label as its __qualname__ and no arguments is named
+    "LABEL()", as the C trace's namer names it.  (A plain bound method would
+    be "Harness._timer_cb(<Node>) at cpython_trace.py:123".)"""
+
+    def __init__(self, fn, node, label):
+        self.fn, self.node = fn, node
+        self.__qualname__ = label
+
+    def __call__(self):
+        self.fn(self.node)
+
+
+class Escape(Exception):
+    """Not raised: a marker for the refusals the harness prints."""
+
+
+class TraceLog(logging.Handler):
+    """asyncio's logger (the default exception handler, debug mode's slow
+    callbacks) writes into the trace.  Where Python prints a traceback, the
+    trace has its last line, "RuntimeError: a": C has no traceback, and
+    the C default handler prints that line."""
+
+    out = None
+
+    def emit(self, record):
+        self.out.write(self.format(record) + "\n")
+
+
+class TraceFormatter(logging.Formatter):
+    def formatException(self, ei):
+        return "".join(traceback.format_exception_only(ei[0], ei[1])).rstrip("\n")
+
+
+TRACE_LOG = TraceLog(logging.WARNING)
+TRACE_LOG.setFormatter(TraceFormatter("%(message)s"))
+_asyncio_logger = logging.getLogger("asyncio")
+_asyncio_logger.addHandler(TRACE_LOG)
+_asyncio_logger.propagate = False
+# Debug mode records where each handle was created (a Python stack, which
+# the C loop has no equivalent of) and prints it in its messages; record
+# nothing.  Everything else debug mode does is kept.
+asyncio.format_helpers.extract_stack = lambda f=None, limit=None: traceback.StackSummary()
+
+
 class Harness:
-    def __init__(self, scenario, out):
+    def __init__(self, scenario, out, stage=99):
         self.sc = scenario
         self.out = out
         self.ticks = 0
@@ -294,8 +366,13 @@ class Harness:
         self.handles = {}              # label -> most recent handle scheduled for it
         self.loop = VirtualLoop(VirtualSelector(self))
         self.loop.set_debug(False)     # PYTHONASYNCIODEBUG must not change anything
-        self.loop.set_exception_handler(self._on_exception)
         self.failure = None
+        self.stage = stage
+        if stage >= 8:                 # a failing callback is part of the trace
+            TRACE_LOG.out = out
+            self.loop.set_exception_handler(None)
+        else:                          # no scenario can fail: a failure is a bug here
+            self.loop.set_exception_handler(self._on_exception)
 
     # -- the virtual wait (spec: "Virtual clock")
     def wait(self, timeout, real):
@@ -323,9 +400,16 @@ class Harness:
         # than the bytes delivered.
         due = {}
         while self.next < len(self.pending) and self.pending[self.next][0] <= now:
-            due[self.pending[self.next][1]] = True
+            label = self.pending[self.next][1]
+            if label is None:
+                if signal.getsignal(signal.SIGUSR1) != signal.SIG_DFL:
+                    signal.raise_signal(signal.SIGUSR1)
+            else:
+                due[label] = True
             self.next += 1
         for label in due:
+            if label is None:         # SIGUSR1, if a handler waits for it
+                continue
             self.socks[label][1].send(b"x")
         events = real.select(0)
         # io fds by first appearance of their label; anything else (the loop's
@@ -346,10 +430,31 @@ class Harness:
     def _trace(self, label):
         self.out.write("%.6f tick %d %s\n" % (self.loop.time(), self.ticks, label))
 
+    def _refused(self, node, exc):
+        what = node.action + (" " + node.label if node.label and node.action != "handler" else "")
+        self.out.write("%.6f tick %d %s refused: %s\n" % (self.loop.time(), self.ticks, what, exc))
+
+    def _handler(self, loop, context, failing=False):
+        line = "handler: %s" % context.get("message")
+        exc = context.get("exception")
+        if exc is not None:
+            line += " (%s: %s)" % (type(exc).__name__, exc)
+        self._trace(line)
+        if failing:
+            raise RuntimeError("handler failed")
+
+    def _failing_handler(self, loop, context):
+        self._handler(loop, context, True)
+
+    def _cb(self, node):
+        if self.stage < 8:
+            return self._timer_cb, (node,)
+        return (Callback(self._timer_cb, node, node.label),)
+
     def _timer_cb(self, node):
         self._trace(node.label)
         for child in node.children:
-            self.execute(child)
+            self.execute(child, node.label)
 
     def _io_cb(self, label):
         rsock = self.socks[label][0]
@@ -361,22 +466,55 @@ class Harness:
                 break
         self._trace(label)
         for child in self.sc.io_node[label].children:
-            self.execute(child)
+            self.execute(child, label)
 
-    def execute(self, node):
+    def execute(self, node, inside=None):
+        try:
+            self._execute(node, inside)
+        except RuntimeError as e:     # a refusal of the loop's (chapter 08)
+            if self.stage < 8 or node.action in ("raise",):
+                raise
+            self._refused(node, e)
+
+    def _execute(self, node, inside):
         loop = self.loop
         a = node.action
         if a == "soon":
-            self.handles[node.label] = loop.call_soon(self._timer_cb, node)
+            self.handles[node.label] = loop.call_soon(*self._cb(node))
         elif a == "threadsafe":
             # From the loop's own thread, so the order is deterministic: it is
             # call_soon plus _write_to_self(), whose byte makes the self-pipe
             # readable at the next poll (its reader, _read_from_self, prints nothing).
-            self.handles[node.label] = loop.call_soon_threadsafe(self._timer_cb, node)
+            self.handles[node.label] = loop.call_soon_threadsafe(*self._cb(node))
         elif a == "later":
-            self.handles[node.label] = loop.call_later(node.number, self._timer_cb, node)
+            self.handles[node.label] = loop.call_later(node.number, *self._cb(node))
         elif a == "at":
-            self.handles[node.label] = loop.call_at(node.number, self._timer_cb, node)
+            self.handles[node.label] = loop.call_at(node.number, *self._cb(node))
+        elif a == "raise":
+            raise RuntimeError(inside)
+        elif a == "interrupt":
+            raise KeyboardInterrupt(inside)
+        elif a == "block":            # the callback runs for a while: the clock moves
+            loop._vnow = loop._vnow + node.number
+        elif a == "debug":
+            loop.set_debug(bool(node.number))
+        elif a == "handler":
+            loop.set_exception_handler({"default": None, "custom": self._handler,
+                                        "failing": self._failing_handler}[node.label])
+        elif a == "run":
+            if inside is None:
+                self.run_loop(node)
+            else:
+                loop.run_forever()    # refused: This event loop is already running
+        elif a == "close":
+            loop.close()
+        elif a == "sighandler":
+            loop.add_signal_handler(signal.SIGUSR1, *self._cb(node))
+            self.handles[node.label] = loop._signal_handlers[signal.SIGUSR1]
+        elif a == "sigremove":
+            loop.remove_signal_handler(signal.SIGUSR1)
+        elif a == "signal":
+            self.pending.append((node.number, None))
         elif a == "stop":
             loop.stop()
         elif a == "cancel":
@@ -390,16 +528,36 @@ class Harness:
                 w.setblocking(False)
                 self.socks[node.label] = (r, w)
                 self.order[r.fileno()] = len(self.order)
-                loop.add_reader(r.fileno(), self._io_cb, node.label)
+                if self.stage < 8:
+                    loop.add_reader(r.fileno(), self._io_cb, node.label)
+                else:
+                    loop.add_reader(r.fileno(), Callback(self._io_cb, node.label, node.label))
             self.pending.append((node.number, node.label))
         else:
             raise AssertionError(a)
 
+    def run_loop(self, line=None):
+        """Run the loop until it stops (a top-level `run` line, or the end of
+        the setup).  A KeyboardInterrupt that escapes run_forever is a line
+        of the trace, and the loop runs again."""
+        while not self.hit_limit:
+            self.pending[self.next:] = sorted(self.pending[self.next:], key=lambda p: p[0])
+            try:
+                self.loop.run_forever()
+                return
+            except KeyboardInterrupt as e:
+                self._trace("run_forever raised KeyboardInterrupt: %s" % e)
+            except RuntimeError as e:
+                if line is None:
+                    raise
+                self._refused(line, e)
+                return
+
     def run(self):
         for node in self.sc.top:
             self.execute(node)
-        self.pending.sort(key=lambda p: p[0])
-        self.loop.run_forever()
+        if not self.loop.is_closed():  # a scenario may close it itself
+            self.run_loop()
         if self.failure is not None:
             raise RuntimeError("a callback failed: %r" % (self.failure,))
         if self.hit_limit:
@@ -420,7 +578,7 @@ def run_one(name, data, stage, out, err):
         err.write(b"%s:%d:%d: %s\n" % (name.encode("utf-8", "surrogateescape"),
                                        e.line, e.col, e.message.encode("ascii")))
         return 2
-    harness = Harness(scenario, out)
+    harness = Harness(scenario, out, stage)
     try:
         harness.run()
     except Exception as e:      # a bug in this harness, never a scenario's fault

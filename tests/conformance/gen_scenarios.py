@@ -31,6 +31,11 @@ WHENS = ["0", "0.1", "0.2", "0.3", "0.3", "0.30000000000000004", "0.6", "1", "1"
 IO_WHENS = ["0", "0.03", "0.05", "0.1", "0.3", "0.30000000000000004", "1", "1", "1.0",
             "2", "0.5", "-1", "1.000000001", "0.6"]
 NAMES = ["a", "b", "c", "t", "x", "cb", "timer", "later_", "soon_", "Tx"]
+# Stage 08: how long a callback blocks (around slow_callback_duration, 0.1 s,
+# and on either side of it by one ulp), when a signal arrives.
+BLOCKS = ["0", "0.05", "0.1", "0.1", "0.09999999999999999", "0.10000000000000002",
+          "0.15", "0.3", "1", "0.099", "2"]
+SIGNAL_WHENS = ["0", "0.1", "0.3", "1", "1", "1.0", "2", "0.5", "3", "-1", "1.000000001"]
 
 
 class Gen:
@@ -83,6 +88,9 @@ class Gen:
         for _ in range(r.randint(1, 3)):
             if self.lines >= 38:
                 break
+            if self.stage >= 8 and r.random() < 0.3:   # the loop's life (chapter 08)
+                kids.append(self.life(depth))
+                continue
             k = r.random()
             if k < 0.04 and self.allow_stop:
                 kids.append(("stop", []))
@@ -93,6 +101,52 @@ class Gen:
             else:
                 kids.append(self.timer(depth))
         return kids
+
+    def life(self, depth):
+        """Stage 08, inside a callback: fail, escape, block, debug mode, a
+        handler, run / close (refused while running), signal handlers."""
+        r = self.r
+        self.lines += 1
+        k = r.random()
+        if k < 0.22:
+            return ("raise", [])
+        if k < 0.27:
+            return ("interrupt", [])
+        if k < 0.52:
+            return ("block %s" % r.choice(BLOCKS), [])
+        if k < 0.60:
+            return ("debug %s" % r.choice(["0", "1", "1"]), [])
+        if k < 0.68:
+            return ("handler %s" % r.choice(["default", "custom", "failing"]), [])
+        if k < 0.72:
+            return ("run", [])
+        if k < 0.74:
+            return ("close", [])
+        if k < 0.82:
+            return ("sigremove", [])
+        lab = self.label()
+        self.timer_labels.append(lab)
+        return ("sighandler %s" % lab, self.children(depth + 1))
+
+    def top_life(self):
+        """Stage 08, at top level: signals arriving, handlers, debug mode, a
+        run in the middle of the setup, rarely a close."""
+        r = self.r
+        self.lines += 1
+        k = r.random()
+        if k < 0.35:
+            return ("signal %s" % r.choice(SIGNAL_WHENS), [])
+        if k < 0.6:
+            lab = self.label()
+            self.timer_labels.append(lab)
+            return ("sighandler %s" % lab, self.children(1))
+        if k < 0.72:
+            return ("debug %s" % r.choice(["0", "1"]), [])
+        if k < 0.84:
+            return ("handler %s" % r.choice(["default", "custom", "failing"]), [])
+        if k < 0.97:
+            return ("run", [])
+        return ("close", [])
 
     def scenario(self):
         r = self.r
@@ -114,6 +168,9 @@ class Gen:
                 if self.lines >= target:
                     break
         while self.lines < target:
+            if self.stage >= 8 and r.random() < 0.15:
+                items.append(self.top_life())
+                continue
             k = r.random()
             if k < 0.15:
                 if io and r.random() < 0.4:
