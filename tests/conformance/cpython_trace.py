@@ -448,7 +448,7 @@ class Harness:
 
     def _cb(self, node):
         if self.stage < 8:
-            return self._timer_cb, (node,)
+            return self._timer_cb, node
         return (Callback(self._timer_cb, node, node.label),)
 
     def _timer_cb(self, node):
