@@ -655,6 +655,86 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* ---- what a wake-up costs --------------------------------------------- */
+/* Two rules that no lost call would reveal, only wasted work: the reader
+ * of the self-pipe empties it in one go, and coalescing writes one byte per
+ * sleep, not one per call.  make mutate's 06-read-once and 06-coalesce-load
+ * break them. */
+
+static int ticks;
+
+static double count_ticks(loop_t *loop, double timeout, void *ctx)
+{
+    (void)loop;
+    (void)ctx;
+    ticks++;
+    return timeout; /* only counting: the loop waits as it would */
+}
+
+START_TEST(a_full_pipe_is_emptied_in_one_tick)
+{
+    loop_t *loop = new_loop(0); /* the pipe, one byte a call */
+    seen = 0;
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, overfill, loop), 0); /* 64 KiB in the pipe */
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0); /* one tick runs them all */
+    ck_assert_int_eq(seen, OVERFILL);
+    /* Emptied: now the loop sleeps until its timer, in one tick.  A byte
+     * left in the pipe would wake it at once, tick after tick. */
+    ticks = 0;
+    loop_set_wait_hook(loop, count_ticks, NULL);
+    arm_watchdog(loop, 0.2);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_msg(ticks <= 2, "%d ticks to sleep 0.2 s after a full pipe: the pipe was "
+                  "not emptied, and each tick read only part of it", ticks);
+    finish(loop);
+}
+END_TEST
+
+#define BURST 100
+static unsigned long burst_writes;
+static long burst_seen;
+
+static void count_burst(loop_t *loop, void *arg)
+{
+    (void)arg;
+    if (++burst_seen == BURST)
+        loop_stop(loop);
+}
+
+/* In the poll step (where the hook runs, after the look at the ready deque),
+ * BURST calls: the loop may be asleep, so the first must write; the others
+ * find a byte on its way already. */
+static double burst_in_the_poll(loop_t *loop, double timeout, void *ctx)
+{
+    (void)ctx;
+    if (burst_seen == 0 && burst_writes == 0) {
+        unsigned long before = loop_wakeup_writes(loop);
+        for (int i = 0; i < BURST; i++)
+            ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, count_burst, NULL));
+        burst_writes = loop_wakeup_writes(loop) - before;
+    }
+    return timeout;
+}
+
+START_TEST(coalescing_writes_one_byte_a_sleep)
+{
+    loop_t *loop = new_loop(2 + _i); /* coalesced pipe, coalesced eventfd */
+    burst_writes = 0;
+    burst_seen = 0;
+    ck_assert_ptr_nonnull(loop_call_later(loop, 86400, never, NULL));
+    arm_watchdog(loop, FAR_WATCHDOG);
+    loop_set_wait_hook(loop, burst_in_the_poll, NULL);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_no_watchdog(modes[2 + _i].name);
+    ck_assert_int_eq(burst_seen, BURST);
+    ck_assert_msg(burst_writes == 1, "%s: %d calls while the loop polled wrote %lu bytes, "
+                  "not 1", modes[2 + _i].name, BURST, burst_writes);
+    finish(loop);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("threadsafe");
@@ -671,6 +751,8 @@ static Suite *suite(void)
     tcase_add_test(tc, loop_thread_calls_are_fifo_with_call_soon);
     tcase_add_loop_test(tc, cancel_from_another_thread, 0, n);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, a_full_pipe_is_emptied_in_one_tick);
+    tcase_add_loop_test(tc, coalescing_writes_one_byte_a_sleep, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
