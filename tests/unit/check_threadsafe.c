@@ -540,7 +540,9 @@ START_TEST(push_lands_before_the_wakeup_byte)
     double t0 = now();
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_int_eq(pthread_join(th, NULL), 0);
-    ck_assert_msg(held, "the sender's write was not released in time");
+    ck_assert_msg(held, "%s: the sender's write was held %.0f s: the loop neither ran the call "
+                  "nor looked at the deque again (a system call made with ready_lock held?)",
+                  modes[_i].name, 2 * WATCHDOG);
     ck_assert_msg(woke_at > 0 && !watchdog_fired,
                   "%s: the loop woke, drained the self-pipe and slept again before the "
                   "handle was pushed; the call was seen %.3f s later, by the %.0f s watchdog: "
