@@ -56,6 +56,9 @@ for cat in tests/mutants/${only:-[0-9][0-9]}-*.txt; do
             grep -q 'timed out after' "$dir/log" && timed=", timed out"
             echo "killed    $id  by: $killer ($took s$timed)"
             killed=$((killed + 1))
+        elif ! tail -n 1 "$dir/log" | grep -q ' passed, 0 failed$'; then
+            echo "ERROR     $id: its run stopped before its tests ended, and failed none: $dir/log"
+            status=1
         elif [ -n "$equiv" ]; then
             echo "equivalent $id: $equiv"
             equivalent=$((equivalent + 1))

@@ -730,6 +730,43 @@ START_TEST(many_fds)
 }
 END_TEST
 
+/* Two rules make mutate found untested (07-select-maxfd,
+ * 07-poll-hangup-writer-only): a newly watched fd just above the highest
+ * one is watched too (the two ends of a socketpair are consecutive fds), and
+ * a peer that hangs up wakes a reader, so that its read() sees the end.  A
+ * pipe whose write end is closed gives poll() POLLHUP without POLLIN. */
+START_TEST(consecutive_fds_and_a_hangup)
+{
+    const char *b = backends[_i];
+    selector_t *sel = open_sel(b);
+    int sv[2];
+    make_pair(sv);
+    ck_assert_int_eq(selector_register(sel, sv[0], SELECTOR_READ), 0);
+    ck_assert_int_eq(selector_register(sel, sv[1], SELECTOR_READ), 0);
+    send_byte(sv[0]);
+    send_byte(sv[1]);
+    ck_assert_msg(events_for(sel, sv[0], NULL) == SELECTOR_READ,
+                  "%s: fd %d has data, and was not reported", b, sv[0]);
+    ck_assert_msg(events_for(sel, sv[1], NULL) == SELECTOR_READ,
+                  "%s: fd %d, registered after fd %d, has data, and was not reported", b,
+                  sv[1], sv[0]);
+    ck_assert_int_eq(selector_unregister(sel, sv[0]), 0);
+    ck_assert_int_eq(selector_unregister(sel, sv[1]), 0);
+    close_pair(sv);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(selector_register(sel, p[0], SELECTOR_READ), 0);
+    ck_assert_msg(events_for(sel, p[0], NULL) == -1, "%s: an empty pipe reported ready", b);
+    close(p[1]);
+    ck_assert_msg(events_for(sel, p[0], NULL) == SELECTOR_READ,
+                  "%s: the write end of a pipe was closed, and its reader was not "
+                  "woken to read the end", b);
+    ck_assert_int_eq(selector_unregister(sel, p[0]), 0);
+    close(p[0]);
+    selector_close(sel);
+}
+END_TEST
+
 /* ---- the loop on each backend ------------------------------------------ */
 
 static int order[16], norder;
@@ -965,6 +1002,7 @@ static Suite *selector_suite(void)
     tcase_add_loop_test(edges, rebuild_fails_loudly, 0, nbackends);
     tcase_add_loop_test(edges, own_fd_refused, 0, nbackends);
     tcase_add_loop_test(edges, eintr, 0, nbackends);
+    tcase_add_loop_test(edges, consecutive_fds_and_a_hangup, 0, nbackends);
     tcase_add_loop_test(edges, many_fds, 0, nbackends);
     suite_add_tcase(s, edges);
 
