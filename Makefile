@@ -25,7 +25,7 @@ all: deps stages book
 # weasyprint prints the PDF, libjs-lunr is the site's search, epubcheck and
 # poppler-utils (pdffonts) check the EPUB and the PDF in make check.
 PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
-    fonts-noto-cjk weasyprint libjs-lunr epubcheck poppler-utils
+    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils
 
 deps:
 	@missing=""; \

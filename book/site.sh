@@ -33,6 +33,12 @@ entry() {  # PREFIX INDENT FILE
 }
 
 case $page in chapters/answers/*) echo 'root: "../"' ;; *) echo 'root: ""' ;; esac
+# A chapter's program as one file (book.mk makes code/NN-slug.tar.gz).
+case $page in
+    chapters/[0-9][0-9]-*.md)
+        d=$(basename "$page" .md)
+        [ -d "code/$d" ] && printf 'archive:\n  dir: "code/%s"\n  name: "%s.tar.gz"\n  href: "code/%s.tar.gz"\n' "$d" "$d" "$d" ;;
+esac
 [ "$page" = book/index.md ] && echo 'front: true'
 echo "pagetitle: \"$(title "$page")\""
 for g in chapters appendices answers; do

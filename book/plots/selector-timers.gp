@@ -9,7 +9,8 @@ machine = system("sed -n 's/^# machine: //p' book/data/selector.dat | head -n 1 
 set datafile separator whitespace
 set datafile missing "-"
 set logscale xy
-set grid xtics ytics mxtics mytics
+# A light, solid grid: dotted grid lines hid the dashed curves.
+set grid xtics ytics mxtics mytics lw 0.5 lc rgb "#e4e4e4" dt solid, lw 0.5 lc rgb "#f0f0f0" dt solid
 set key top left
 set xlabel "watched fds, each with a 60 s timeout re-armed by every byte"
 set ylabel "CPU time per tick, µs (median of 7 runs)"
@@ -22,6 +23,8 @@ set title "One tick with a timer per fd (solid) and without (dashed)\n{/*0.8 ".m
 plot "book/data/selector.dat" index 1 using 1:2 with linespoints lw 2 pt 7 lc rgb "#c06040" title "select", \
      "" index 1 using 1:3 with linespoints lw 2 pt 5 lc rgb "#4878a8" title "poll", \
      "" index 1 using 1:4 with linespoints lw 2 pt 9 lc rgb "#58a058" title "epoll", \
-     "" index 0 using 1:2 with lines dt 2 lc rgb "#c06040" notitle, \
-     "" index 0 using 1:3 with lines dt 2 lc rgb "#4878a8" notitle, \
-     "" index 0 using 1:4 with lines dt 2 lc rgb "#58a058" notitle
+     "" index 0 using 1:2 with lines lw 2 dt (8,6) lc rgb "#c06040" notitle, \
+     "" index 0 using 1:3 with lines lw 2 dt (8,6) lc rgb "#4878a8" notitle, \
+     "" index 0 using 1:4 with lines lw 2 dt (8,6) lc rgb "#58a058" notitle, \
+     keyentry with lines lw 2 lc rgb "#404040" title "solid: a timer per fd", \
+     keyentry with lines lw 2 dt (8,6) lc rgb "#404040" title "dashed: no timers"

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""search-index.py SITE PAGE.html... > search-index.js
+
+The site's search index (book/js/book.js searches it with lunr): one entry
+per section (h1, h2 or h3 with its text up to the next such heading) of each
+built page, as `window.BOOK_SEARCH_DOCS = [...]`, a script so that it loads
+from file:// too. lunr splits words on spaces, which Chinese has none of, so
+each entry also carries its Chinese text as overlapping pairs of characters
+(and each character alone), each spelled in ASCII digits as lunr keeps them:
+就绪 -> cjk23601n32490. book.js spells a query's Chinese the same way."""
+import html
+import json
+import re
+import sys
+
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+def cjk_tokens(text):
+    """Every character and every pair of neighbours, of each Chinese run."""
+    out = set()
+    for run in CJK.findall(text):
+        for i, ch in enumerate(run):
+            out.add("cjk%d" % ord(ch))
+            if i + 1 < len(run):
+                out.add("cjk%dn%d" % (ord(ch), ord(run[i + 1])))
+    return " ".join(sorted(out))
+
+def plain(fragment):
+    fragment = re.sub(r"<(script|style)\b.*?</\1>", " ", fragment, flags=re.S)
+    fragment = re.sub(r"<[^>]+>", " ", fragment)
+    return " ".join(html.unescape(fragment).split())
+
+site = sys.argv[1].rstrip("/") + "/"
+docs = []
+for path in sys.argv[2:]:
+    page = path[len(site):] if path.startswith(site) else path
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r"<main[^>]*>(.*)</main>", text, re.S)
+    body = m.group(1) if m else ""
+    # Not the navigation, the page's contents, or the front page's list.
+    body = re.sub(r"<nav\b.*?</nav>", " ", body, flags=re.S)
+    body = re.sub(r"<details class=\"page-toc\".*?</details>", " ", body, flags=re.S)
+    body = re.sub(r"<section class=\"front-contents\".*?</section>", " ", body, flags=re.S)
+    parts = re.split(r"(<h[123][^>]*\bid=\"[^\"]*\"[^>]*>.*?</h[123]>)", body, flags=re.S)
+    page_title = None
+    heading, anchor = None, ""
+    for part in parts:
+        h = re.match(r"<h([123])[^>]*\bid=\"([^\"]*)\"[^>]*>(.*?)</h[123]>", part, re.S)
+        if h:
+            heading, anchor = plain(h.group(3)), h.group(2)
+            if h.group(1) == "1" and page_title is None:
+                page_title, anchor = heading, ""
+            continue
+        words = plain(part)
+        if not words and heading is None:
+            continue
+        if page_title is None:
+            page_title = heading or page
+        docs.append({
+            "u": page + ("#" + anchor if anchor else ""),
+            "p": page_title,
+            "h": heading or page_title,
+            "t": words,
+            "c": cjk_tokens((heading or "") + " " + words),
+        })
+
+sys.stdout.write("window.BOOK_SEARCH_DOCS = ")
+json.dump(docs, sys.stdout, ensure_ascii=False, separators=(",", ":"))
+sys.stdout.write(";\n")
