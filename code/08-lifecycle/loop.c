@@ -75,6 +75,8 @@ struct handle {
     bool cancelled; /* never run it: asyncio's Handle._cancelled */
     bool timer;     /* call_at's: a TimerHandle, due at `when` (chapter 08: its repr) */
     bool named;     /* cancelled in debug mode: keeps its name (asyncio's _repr) */
+    bool running;   /* its callback runs now */
+    bool held;      /* a signal handler's, in signals.c's table */
     double when;
 };
 
@@ -291,7 +293,11 @@ void handle_cancel(handle_t *handle)
     if (handle->scheduled)
         handle->loop->timer_cancelled_count++;
     handle->cancelled = true;
-    handle->named = handle->loop->errors.debug; /* asyncio keeps its repr then */
+    /* In debug mode asyncio keeps the repr of a cancelled handle.  The
+     * loop is read only while it still has the handle: a kept handle may
+     * be cancelled after loop_free(), when there is no loop to ask. */
+    if (handle->scheduled || handle->queued || handle->running || handle->held)
+        handle->named = handle->loop->errors.debug;
 }
 
 int handle_cancelled(const handle_t *handle)
@@ -953,7 +959,12 @@ static int run_once(loop_t *loop)
          * one that raised KeyboardInterrupt or SystemExit ends the tick and
          * the run here, leaving the rest of the snapshot in the deque for
          * the next loop_run_forever(). */
-        int escaped = !handle->cancelled && errors_run_handle(loop, handle);
+        int escaped = 0;
+        if (!handle->cancelled) {
+            handle->running = true;
+            escaped = errors_run_handle(loop, handle);
+            handle->running = false;
+        }
         handle_release(handle);
         if (escaped)
             return -1; /* handler.c said why: loop_error(), errno EINTR */
@@ -1136,6 +1147,11 @@ void handle_info(const handle_t *handle, handle_info_t *info)
 handle_t *loop_new_handle(loop_t *loop, loop_callback callback, void *arg)
 {
     return handle_new(loop, callback, arg, false);
+}
+
+void handle_set_held(handle_t *handle, bool held)
+{
+    handle->held = held;
 }
 
 int loop_add_callback_signalsafe(loop_t *loop, handle_t *handle)

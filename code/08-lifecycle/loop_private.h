@@ -61,6 +61,10 @@ void handle_info(const handle_t *handle, handle_info_t *info);
 /* A new handle with one reference, not queued anywhere (signals.c's). */
 handle_t *loop_new_handle(loop_t *loop, loop_callback callback, void *arg);
 
+/* signals.c says when a handle is in its table: while it is, the loop is
+ * alive, and handle_cancel() may ask it whether debug mode is on. */
+void handle_set_held(handle_t *handle, bool held);
+
 /* asyncio's _add_callback_signalsafe: queue the handle (unless it is
  * cancelled; a handle may be queued twice: one run per signal), then wake
  * the poll.  -1 with ENOMEM if the deque cannot grow. */

@@ -264,6 +264,23 @@ START_TEST(eventfd_wakeup_refused)
 }
 END_TEST
 
+/* A kept handler's handle outlives the loop, as every kept handle does
+ * (loop.h): cancelling it after loop_free() touches no freed memory
+ * (AddressSanitizer, valgrind). */
+START_TEST(kept_handler_outlives_the_loop)
+{
+    loop_t *loop = virtual_loop();
+    loop_set_debug(loop, 1);
+    ck_assert_int_eq(loop_add_signal_handler(loop, SIGUSR1, note, "x"), 0);
+    handle_t *kept = loop_get_signal_handler(loop, SIGUSR1);
+    handle_retain(kept);
+    finish(loop);
+    handle_cancel(kept);
+    ck_assert_int_eq(handle_cancelled(kept), 1);
+    handle_release(kept);
+}
+END_TEST
+
 static Suite *signals_suite(void)
 {
     Suite *s = suite_create("signals");
@@ -274,6 +291,7 @@ static Suite *signals_suite(void)
     tcase_add_test(tc, cancelled_handler_is_removed);
     tcase_add_test(tc, wakeup_byte_is_not_a_signal);
     tcase_add_test(tc, close_removes_handlers);
+    tcase_add_test(tc, kept_handler_outlives_the_loop);
     suite_add_tcase(s, tc);
     tc = tcase_create("refusals");
     tcase_add_test(tc, invalid_signal_numbers);

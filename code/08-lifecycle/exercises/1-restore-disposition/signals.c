@@ -106,11 +106,13 @@ int loop_add_signal_handler(loop_t *loop, int sig, loop_callback callback, void 
         return -1;
     }
     if (s->handlers[sig] != NULL) { /* replaced: dropped, not cancelled (asyncio's */
-        handle_release(s->handlers[sig]); /* dict entry): a queued run still runs */
+        handle_set_held(s->handlers[sig], false); /* dict entry): a queued run */
+        handle_release(s->handlers[sig]);         /* still runs */
     } else {
         s->count++;
     }
     s->handlers[sig] = handle;
+    handle_set_held(handle, true);
     return 0;
 }
 /* @end add */
@@ -126,6 +128,7 @@ int loop_remove_signal_handler(loop_t *loop, int sig)
         return 0;
     s->handlers[sig] = NULL;
     s->count--;
+    handle_set_held(handle, false);
     /* A queued run of it is not made: asyncio's handle stays queued and
      * runs; here too -- the deque holds its own reference. */
     handle_release(handle);
