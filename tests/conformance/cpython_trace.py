@@ -321,10 +321,6 @@ class Callback:
         self.fn(self.node)
 
 
-class Escape(Exception):
-    """Not raised: a marker for the refusals the harness prints."""
-
-
 class TraceLog(logging.Handler):
     """asyncio's logger (the default exception handler, debug mode's slow
     callbacks) writes into the trace.  Where Python prints a traceback, the
@@ -472,7 +468,7 @@ class Harness:
         try:
             self._execute(node, inside)
         except RuntimeError as e:     # a refusal of the loop's (chapter 08)
-            if self.stage < 8 or node.action in ("raise",):
+            if self.stage < 8 or node.action == "raise":   # a scenario's own raise
                 raise
             self._refused(node, e)
 
