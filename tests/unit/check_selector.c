@@ -810,6 +810,35 @@ START_TEST(loop_runs_ready_fds_in_fd_order)
 }
 END_TEST
 
+/* The same with just two ready fds, the higher one ready first: the
+ * smallest batch the loop must sort (make mutate's 07-sort-off-by-one sorts
+ * only from three on, and survived the test above). */
+START_TEST(two_ready_fds_in_fd_order)
+{
+    const char *b = backends[_i];
+    loop_t *loop = loop_new();
+    ck_assert_int_eq(loop_set_backend(loop, b), 0);
+    int p[2][2];
+    for (int i = 0; i < 2; i++) {
+        make_pair(p[i]);
+        ck_assert_int_eq(loop_add_reader(loop, p[i][0], record_fd, (void *)(long)p[i][0]), 0);
+    }
+    norder = 0;
+    send_byte(p[1][1]); /* the higher fd first */
+    send_byte(p[0][1]);
+    loop_stop(loop);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(norder, 2);
+    ck_assert_msg(order[0] == p[0][0] && order[1] == p[1][0],
+                  "%s: fds %d then %d were called, expected %d then %d (fd order)", b,
+                  order[0], order[1], p[0][0], p[1][0]);
+    for (int i = 0; i < 2; i++)
+        close_pair(p[i]);
+    loop_close(loop);
+    loop_free(loop);
+}
+END_TEST
+
 static int high_calls;
 
 static void high_cb(loop_t *loop, void *arg)
@@ -1008,6 +1037,7 @@ static Suite *selector_suite(void)
 
     TCase *loop = tcase_create("loop");
     tcase_add_loop_test(loop, loop_runs_ready_fds_in_fd_order, 0, nbackends);
+    tcase_add_loop_test(loop, two_ready_fds_in_fd_order, 0, nbackends);
     tcase_add_loop_test(loop, loop_high_fd, 0, nbackends);
     tcase_add_loop_test(loop, loop_closed_with_a_live_dup, 0, nbackends);
     tcase_add_loop_test(loop, loop_own_selector_fd, 0, nbackends);
