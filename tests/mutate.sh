@@ -6,7 +6,8 @@
 # scenarios instead of 500, a 60 s limit a test, stopping at the first FAIL),
 # and print its fate: killed, and by which test, or SURVIVED.  A mutant marked
 # "equivalent: REASON" in its catalogue cannot be observed by any test; it does
-# not count, and it is an error if a test kills it after all.  Ends with the
+# not count, and it is an error if a test kills it after all.  First, the
+# stage's copy without a mutant must pass (the control).  Ends with the
 # kill rate of each stage, and fails if any mutant survived, or if an original
 # text no longer occurs exactly once in its file (the catalogue is stale).
 #   --sample   only the mutants marked "sample: yes" (make check runs them)
@@ -38,6 +39,20 @@ for cat in tests/mutants/${only:-[0-9][0-9]}-*.txt; do
     [ -d "code/$st" ] || { echo "mutate: $cat: no folder code/$st"; exit 2; }
     $MUT check "$cat" "code/$st" || { echo "mutate: $cat is stale: fix it"; exit 2; }
     killed=0 survived=0 equivalent=0
+    # The control: unless only a sample or named mutants run, the copy
+    # without a mutant must pass, or no kill would mean anything.
+    if [ -z "$sample$ids" ]; then
+        dir=$root/$st-control
+        rm -rf "$dir"; mkdir -p "$dir/code"
+        cp -R "code/$st" "$dir/code/" && cp -R tests "$dir/" || exit 2
+        t0=$(date +%s)
+        if ! (cd "$dir" && BUILD=build tests/check.sh mutant "$n") >"$dir/log" 2>&1; then
+            echo "mutate: $st fails its own tests, without a mutant: see $dir/log"
+            exit 2
+        fi
+        echo "control   $st without a mutant passes ($(( $(date +%s) - t0 )) s)"
+        rm -rf "$dir"
+    fi
     for id in ${ids:-$($MUT list "$cat" $sample)}; do
         dir=$root/$id
         rm -rf "$dir"; mkdir -p "$dir/code"
