@@ -62,6 +62,13 @@ check-sanitize: deps
 check-valgrind: deps
 	@tests/check.sh valgrind $(STAGE)
 
+# make check-browser: the book's site in headless Chromium (Debian's, installed
+# if missing): every page at 1280 and 390 px, links, images, Chinese glyphs,
+# sideways overflow, five searches.
+check-browser: deps
+	@tests/book/browser.sh
+.PHONY: check-browser
+
 # make conformance N=100000 SEED=7: that many random scenarios per stage
 # against CPython (make check runs 500 with seed 1).
 N ?= 100000
@@ -102,10 +109,11 @@ help:
 	@echo "make check STAGE=NN   the same for stage NN only (e.g. STAGE=05)"
 	@echo "make check-sanitize   the same under ASan+UBSan (TSan for threaded stages), 10 s of fuzzing"
 	@echo "make check-valgrind   the same under valgrind memcheck (helgrind for threaded stages)"
-	@echo "make book             the HTML site and the EPUB, into $(BUILD)/book/site/"
+	@echo "make book             the HTML site, the EPUB and the PDF, into $(BUILD)/book/"
+	@echo "make check-browser    the site in headless Chromium: pages, links, Chinese glyphs, overflow, search"
 	@echo "make conformance      N random scenarios per stage (default 100000, SEED=1) against CPython"
 	@echo "make bench            run the benchmarks, refresh book/data/*.dat (the book plots them)"
-	@echo "make mutate           plant each bug of tests/mutants/ in a copy; every one must fail a test (STAGE=NN)"
+	@echo "make mutate           plant each bug of tests/mutants/ in a copy; each must fail a test (STAGE=NN, ID=NN-name)"
 	@echo "make fuzz             libFuzzer on each stage's scenario parser (FUZZ_SECONDS=300 each)"
 	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
 	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"

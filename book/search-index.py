@@ -51,15 +51,13 @@ for path in sys.argv[2:]:
             if h.group(1) == "1" and page_title is None:
                 page_title, anchor = heading, ""
             continue
+        if heading is None:
+            continue  # before the page's title: the code archive's link
         words = plain(part)
-        if not words and heading is None:
-            continue
-        if page_title is None:
-            page_title = heading or page
         docs.append({
             "u": page + ("#" + anchor if anchor else ""),
-            "p": page_title,
-            "h": heading or page_title,
+            "p": page_title or page,
+            "h": heading,
             "t": words,
             "c": cjk_tokens((heading or "") + " " + words),
         })

@@ -110,6 +110,7 @@ all)
     done
     [ -n "$only" ] && { tests/summary.sh "$CHECK_RESULTS"; exit; }
     record "book: include filter" tests/book/filter-test.sh
+    record "book: epubcheck passes the EPUB (0 errors, 0 warnings); the PDF sets Chinese in a CJK font" tests/book/outputs-test.sh
     record "exercise copies: tests/starters.py's own test" tests/starters-test.sh
     record "conformance: the pinned traces are what CPython prints" pinned_traces
     record "time limits: a test that hangs FAILs" tests/limits-test.sh
