@@ -1,5 +1,5 @@
 #!/bin/sh
-# exercise.sh NN [answers] -- build and run chapter NN's exercise tests, against
+# exercise.sh NN [answers] -- build and run chapter NN's exercise tests (EX=K-name: one), against
 # the starter files (they fail until you solve them) or the worked answers.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -12,6 +12,12 @@ stage=$(cd code && ls -d "$ch"-* 2>/dev/null | head -n 1)
 [ -n "$stage" ] || { echo "exercise.sh: no chapter '$ch' under code/ (try CH=01)" >&2; exit 2; }
 list=$(exercises "$stage")
 [ -n "$list" ] || { echo "exercise.sh: chapter $stage has no exercises" >&2; exit 2; }
+# EX=2-tasks: that exercise only.
+if [ -n "${EX:-}" ]; then
+    echo " $list " | tr '\n' ' ' | grep -q " $EX " ||
+        { echo "exercise.sh: chapter $stage has no exercise '$EX' (it has:" $list")" >&2; exit 2; }
+    list=$EX
+fi
 variant gcc
 build_stage "$stage" || exit 2
 export CHECK_RESULTS="$BUILD/check/exercise-$ch-$kind/results.txt" CHECK_LOGS="$BUILD/check/exercise-$ch-$kind/logs"
