@@ -187,6 +187,34 @@ function inspect() {
     if (q === SEARCHES[0][0]) await page.screenshot({ path: path.join(shots, "search-" + "cjk" + ".png") });
     if (q === "eventfd") await page.screenshot({ path: path.join(shots, "search-eventfd.png") });
   }
+  // The reader's tools on a chapter: copy buttons, anchors, keys, dark mode.
+  {
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
+    const page = await dark.newPage();
+    await page.goto("file://" + path.join(site, "03-timer-heap.html"));
+    const tools = await page.evaluate(() => ({
+      pre: document.querySelectorAll("main pre").length,
+      copy: document.querySelectorAll("main button.copy").length,
+      h2: document.querySelectorAll("main h2[id]").length,
+      anchors: document.querySelectorAll("main h2[id] > a.anchor").length,
+      secno: document.querySelectorAll("main h2 .secno").length,
+      bg: getComputedStyle(document.body).backgroundColor,
+    }));
+    result(tools.pre > 0 && tools.copy === tools.pre, "03-timer-heap.html: a Copy button on each of its " + tools.pre + " listings",
+           JSON.stringify(tools));
+    result(tools.h2 > 0 && tools.anchors === tools.h2 && tools.secno === tools.h2,
+           "03-timer-heap.html: each section numbered, with an anchor", JSON.stringify(tools));
+    const rgb = (tools.bg.match(/\d+/g) || [255]).slice(0, 3).map(Number);
+    result(rgb.every((c) => c < 60), "dark mode: the page is dark when the system is", tools.bg);
+    await page.screenshot({ path: path.join(shots, "03_timer_heap-dark.png") });
+    await page.keyboard.press("ArrowRight");
+    await page.waitForURL(/04-snapshot\.html/, { timeout: 10000 }).catch(() => {});
+    result(page.url().endsWith("04-snapshot.html"), "the right arrow turns to the next page", page.url());
+    await page.keyboard.press("ArrowLeft");
+    await page.waitForURL(/03-timer-heap\.html/, { timeout: 10000 }).catch(() => {});
+    result(page.url().endsWith("03-timer-heap.html"), "the left arrow turns back", page.url());
+    await dark.close();
+  }
   await browser.close();
   console.log(passed + " passed, " + failed + " failed");
   process.exit(failed ? 1 : 0);
