@@ -30,7 +30,7 @@ BOOK_FIGS := $(patsubst book/plots/%.gp,$(BOOK_SITE)/fig/%.svg,$(wildcard book/p
 # page (their titles make the navigation) and on everything the filter includes.
 BOOK_DEPS := book/book.mk book/metadata.yaml book/site.sh book/templates/page.html \
     $(wildcard book/templates/*) \
-    $(wildcard book/filters/*.lua) $(BOOK_PAGES) $(shell find code tests -type f 2>/dev/null)
+    $(wildcard book/filters/*.lua) $(BOOK_PAGES) $(shell find code tests -type f -not -path "*/__pycache__/*" 2>/dev/null)
 
 BOOK_PANDOC := $(PANDOC) --from=markdown --metadata-file=book/metadata.yaml \
     --lua-filter=book/filters/include.lua --highlight-style=tango --resource-path=.:$(BOOK_SITE)
