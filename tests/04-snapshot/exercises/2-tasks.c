@@ -6,7 +6,8 @@
  * between its steps; and the step after a sleep(d) runs at d, one tick
  * after the sleep's timer fired, as after asyncio.sleep(d) (checked
  * against CPython 3.11: the timer completes a future, and the future queues
- * the task's wake-up with call_soon).
+ * the task's wake-up with call_soon); and each sleep lasts what the task
+ * asked for (two sleeps of other lengths than 0.1 s).
  *
  *   make exercise CH=04            (against your code/04-snapshot/exercises/)
  *   make exercise CH=04 ANSWERS=1  (against the worked answers)
@@ -142,6 +143,32 @@ START_TEST(test_sleep_resumes_a_tick_after_its_timer)
 }
 END_TEST
 
+/* async def d(): step(); await asyncio.sleep(0.25); step(); await asyncio.sleep(0.5); step() */
+static double sleeps_twice(task_t *task, void *arg)
+{
+    static const double delay[] = {0.25, 0.5, TASK_DONE};
+    char what[32];
+    snprintf(what, sizeof what, "%s%d/%.3f", (const char *)arg, task->steps + 1,
+             loop_time(task->loop));
+    note(what);
+    return delay[task->steps];
+}
+
+START_TEST(test_a_sleep_lasts_what_it_asks)
+{
+    loop_t *loop = virtual_loop();
+    task_t d;
+    ck_assert_int_eq(task_start(&d, loop, sleeps_twice, "D"), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_msg(strcmp(ran, "D1/0.000@1 D2/0.250@3 D3/0.750@5") == 0,
+                  "ran \"%s\"; expected \"D1/0.000@1 D2/0.250@3 D3/0.750@5\": "
+                  "sleep(0.25), then sleep(0.5), each resumed one tick after "
+                  "its timer", ran);
+    ck_assert(d.done);
+    finish(loop);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("exercise 04.2: tasks");
@@ -149,6 +176,7 @@ int main(void)
     tcase_add_test(tc, test_two_tasks_interleave);
     tcase_add_test(tc, test_a_reader_runs_between_steps);
     tcase_add_test(tc, test_sleep_resumes_a_tick_after_its_timer);
+    tcase_add_test(tc, test_a_sleep_lasts_what_it_asks);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
