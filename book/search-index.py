@@ -27,7 +27,10 @@ def cjk_tokens(text):
 
 def plain(fragment):
     fragment = re.sub(r"<(script|style)\b.*?</\1>", " ", fragment, flags=re.S)
-    fragment = re.sub(r"<[^>]+>", " ", fragment)
+    # A block's tags part words; an inline tag (a highlighted token) does not.
+    fragment = re.sub(r"</?(p|li|div|pre|br|tr|td|th|h\d|ul|ol|dl|dt|dd|table|figure|figcaption|blockquote|section|details|summary)\b[^>]*>",
+                      " ", fragment)
+    fragment = re.sub(r"<[^>]+>", "", fragment)
     return " ".join(html.unescape(fragment).split())
 
 site = sys.argv[1].rstrip("/") + "/"
