@@ -55,7 +55,7 @@ for path in sys.argv[2:]:
                 page_title, anchor = heading, ""
             continue
         if heading is None:
-            continue  # before the page's title: the code archive's link
+            continue  # nothing stands before the page's title
         words = plain(part)
         docs.append({
             "u": page + ("#" + anchor if anchor else ""),
