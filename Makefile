@@ -96,6 +96,16 @@ fuzz: deps
 exercise: deps
 	@tests/exercise.sh "$(CH)" $(if $(ANSWERS),answers)
 
+# make handout CH=04 [OUT=file.tar.gz]: chapter 04's exercises for students,
+# without answers (a check proves it), buildable alone.
+handout: deps
+	@tests/handout.sh "$(CH)" $(OUT)
+
+# make grade CH=04 SUBMISSIONS=folder [OUT=folder]: every exercise test
+# against every student's files, sandboxed; writes grades.csv and grades.txt.
+grade: deps
+	@tests/grade.sh "$(CH)" "$(SUBMISSIONS)" $(OUT)
+
 # ---------------------------------------------------------------- book
 include book/book.mk
 
@@ -115,8 +125,10 @@ help:
 	@echo "make bench            run the benchmarks, refresh book/data/*.dat (the book plots them)"
 	@echo "make mutate           plant each bug of tests/mutants/ in a copy; each must fail a test (STAGE=NN, ID=NN-name)"
 	@echo "make fuzz             libFuzzer on each stage's scenario parser (FUZZ_SECONDS=300 each)"
-	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers)"
+	@echo "make exercise CH=NN   chapter NN's exercise tests against your code (ANSWERS=1: the answers; EX=K-name: one)"
+	@echo "make handout CH=NN    chapter NN's exercises for students, no answers: a tar.gz (OUT=file)"
+	@echo "make grade CH=NN SUBMISSIONS=dir   grade a class (one folder per student), sandboxed: grades.csv/.txt"
 	@echo "make NN-slug          one stage, e.g. make 01-select-loop (or make -C code/NN-slug [run])"
 	@echo "make clean            remove $(BUILD)/"
 
-.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance mutate fuzz bench exercise clean help
+.PHONY: all deps stages $(STAGES) check check-sanitize check-valgrind conformance mutate fuzz bench exercise handout grade clean help

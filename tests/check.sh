@@ -112,6 +112,10 @@ all)
     record "book: include filter" tests/book/filter-test.sh
     record "book: epubcheck passes the EPUB (0 errors, 0 warnings); the PDF sets Chinese in a CJK font" tests/book/outputs-test.sh
     record "exercise copies: tests/starters.py's own test" tests/starters-test.sh
+    # The classroom kit, on chapter 04: the handout (no answer in it; it
+    # builds alone; its starters fail) and the grader on a made-up class.
+    record "classroom: make handout CH=04, alone in an empty folder" tests/handout.sh --test
+    record "classroom: make grade on the fixture class (tests/grade/)" tests/grade.sh --test
     record "conformance: the pinned traces are what CPython prints" pinned_traces
     record "time limits: a test that hangs FAILs" tests/limits-test.sh
     # A sample of tests/mutants/ (those marked "sample: yes"), so that the
