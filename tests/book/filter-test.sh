@@ -3,7 +3,8 @@
 #  1. fixtures/doc.md (a whole file, nested and overlapping regions, two diffs,
 #     two outputs, an untouched block) renders exactly as filter.expected;
 #  2. each broken fixture makes pandoc fail with a message naming the file and
-#     the region (or the missing file of a diff).
+#     the region (or the missing file of a diff);
+#  3. tests/book/whole-test.sh: number.lua and whole.lua.
 # Exits 0 only if every case passes; prints what failed.
 # To re-pin after an intended change: run it with REPIN=1, then read the diff.
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +42,9 @@ expect_error missing-file        "$fx/stage-a/nope.c"      "region 'run_once'"
 expect_error missing-region      "$fx/stage-a/loop.c"      "region 'nope' not found"
 expect_error unterminated-region "$fx/bad/unterminated.c"  "region 'open' has no end"
 expect_error missing-diff-file   "nope.c"                  "$fx/stage-b"
+
+# 3. The filters of the EPUB and the PDF: numbers, ids per page, links.
+tests/book/whole-test.sh || fail "tests/book/whole-test.sh (above)"
 
 [ "$failed" -eq 0 ] && echo "filter-test: all passed" && exit 0
 echo "filter-test: $failed failed"; exit 1
