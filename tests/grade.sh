@@ -229,11 +229,32 @@ grade_one() {
     run=$work/run
     rm -rf "$run" && cp -a "$work/base" "$run" || return 2
     exdir=$run/code/$stage/exercises/$2
+    # The files a student may hand in: the exercise's own (its headers only
+    # as given, when the worked answer keeps them so: they are the interface
+    # the test includes), and new .c files.  Any other file could stand in
+    # for a header of the test's (check.h, check_main.h: the exercise's
+    # folder comes first on the include path).
+    refused=""
     for f in "$3"/* "$3"/.[!.]*; do  # regular files only: no links, no folders
         [ -f "$f" ] && [ ! -L "$f" ] || continue
-        case $(basename "$f") in *[!A-Za-z0-9_.-]*) continue ;; esac
+        b=$(basename "$f")
+        case $b in *[!A-Za-z0-9_.-]*) continue ;; esac
+        given=$work/base/code/$stage/exercises/$2/$b answer=code/$stage/exercises/answers/$2/$b
+        if [ ! -f "$given" ]; then
+            case $b in
+            *.c) [ -f "code/$stage/$b" ] &&
+                 refused=${refused:-"$b would replace the stage's own $b, which this exercise does not change"} ;;
+            *) refused=${refused:-"$b is not a file of this exercise (only new .c files may be added)"} ;;
+            esac
+        elif case $b in *.h) true ;; *) false ;; esac && ! cmp -s "$f" "$given" && cmp -s "$given" "$answer"; then
+            refused=${refused:-"$b differs from the handout's (a header the test includes: the exercise's interface)"}
+        fi
         cp "$f" "$exdir/" || return 2
     done
+    if [ -n "$refused" ]; then
+        printf 'failed\tnot accepted: %s\n' "$refused"
+        return 0
+    fi
     mkdir -p "$run/build/exercises" "$run/build/asan/exercises"
     chown -R 65534:65534 "$run/build/exercises" "$run/build/asan/exercises" 2>/dev/null
     logs=$out/logs/$1/$2
