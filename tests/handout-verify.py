@@ -12,7 +12,8 @@ leak.  An answer leaks through
     the tree (HTML with its tags taken out); trivial lines (under 12
     characters without spaces, or only punctuation) do not count;
   - its output: the text of an answer region's string literals, put
-    together (a predicted trace), found in any file of the tree.
+    together (a predicted trace), or a section of an answer text file
+    (predictions.txt's "== NAME" parts), found in any file of the tree.
 """
 import html
 import os
@@ -100,6 +101,16 @@ def main():
             literal = "".join(unescape(s) for l in own for s in STRING.findall(l))
             if len(literal) >= 40:
                 blocks[literal] = path
+            if not name.endswith((".c", ".h")):  # predictions.txt: "== NAME" sections
+                block = []
+                for line in own + ["=="]:
+                    if line.startswith("=="):
+                        text = "".join(l.rstrip() + "\n" for l in block)
+                        if len(text) >= 40:
+                            blocks[text] = path
+                        block = []
+                    elif line.strip() and not line.startswith("#"):
+                        block.append(line)
     leaks = []
     for p, text in tree_texts(tree):
         rel = os.path.relpath(p, tree)
