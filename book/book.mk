@@ -36,7 +36,11 @@ BOOK_PANDOC := $(PANDOC) --from=markdown --metadata-file=book/metadata.yaml \
     --lua-filter=book/filters/include.lua --highlight-style=tango --resource-path=.:$(BOOK_SITE)
 
 .PHONY: book book-html book-epub book-pdf
-book: book-html book-epub book-pdf
+# The PDF takes longest (weasyprint, about a minute): unless make was given
+# its own -j, two jobs, so that it prints while the pages and the EPUB build.
+book:
+	@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) \
+	    $(if $(filter -j%,$(MAKEFLAGS)),,-j2) book-html book-epub book-pdf
 book-pdf: $(BOOK_OUT)/book.pdf
 BOOK_STAGES := $(patsubst chapters/%.md,%,$(BOOK_CHAPTERS))
 BOOK_ARCHIVES := $(patsubst %,$(BOOK_SITE)/code/%.tar.gz,$(filter $(notdir $(wildcard code/[0-9][0-9]-*)),$(BOOK_STAGES)))
