@@ -173,7 +173,8 @@ check_line() {
 # of the starter and of the worked answer (anything new is refused when a
 # library defines it too, or when it is a constructor's section); and a
 # file that is the stage's own file of that name, comments and spaces
-# aside, is a copy of the chapter's code, not the student's work.
+# aside, is a copy of the chapter's code, not the student's work (unless
+# the worked answer is that code too: 05's one bug, 06's lost wake-up).
 # objscan FOLDER: print "SYM name" and "SEC name" for the .c files of
 # FOLDER, compiled as build_exercise compiles them (into $OBJ).
 OBJSCAN='mkdir -p "$OBJ" && for f in "$DIR"/*.c; do
@@ -211,14 +212,18 @@ suspicious() {
     for f in "$3"/*; do
         b=$(basename "$f")
         [ -f "code/$stage/$b" ] || continue
-        "${PYTHON:-/usr/bin/python3}" - "$f" "code/$stage/$b" "code/$stage/exercises/$1/$b" <<'PYEOF'
-import re, sys
+        "${PYTHON:-/usr/bin/python3}" - "$f" "code/$stage/$b" "code/$stage/exercises/$1/$b" \
+            "code/$stage/exercises/answers/$1/$b" <<'PYEOF'
+import os, re, sys
 def bare(p):
+    if not os.path.exists(p):
+        return None
     t = open(p, errors="replace").read()
     t = re.sub(r"/\*.*?\*/|//[^\n]*", "", t, flags=re.S)
     return "".join(t.split())
-student, stage, starter = (bare(p) for p in sys.argv[1:])
-if student == stage and starter != stage:
+student, stage, starter, answer = (bare(p) for p in sys.argv[1:])
+# Not when the worked answer is the stage's code too (a bug to fix).
+if student == stage and starter != stage and answer != stage:
     print("the stage's own %s, copied" % sys.argv[2].split("/")[-1])
 PYEOF
     done | head -n 1
