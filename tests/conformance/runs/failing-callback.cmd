@@ -1,0 +1,1 @@
+/usr/bin/python3 tests/conformance/runs/failing-callback.py
