@@ -116,6 +116,7 @@ all)
     # builds alone; its starters fail) and the grader on a made-up class.
     record "classroom: make handout CH=04, alone in an empty folder" tests/handout.sh --test
     record "classroom: make grade on the fixture class (tests/grade/)" tests/grade.sh --test
+    record "classroom: the cheats of tests/grade/cheats/ fail their tests" tests/grade.sh --cheats
     record "conformance: the pinned traces are what CPython prints" pinned_traces
     record "time limits: a test that hangs FAILs" tests/limits-test.sh
     # A sample of tests/mutants/ (those marked "sample: yes"), so that the

@@ -34,6 +34,8 @@
 #   grade.sh --test   grades the fixture class tests/grade/class/ on
 #                     chapter 04 and compares with tests/grade/expected.csv
 #                     and expected.txt (run by make check).
+#   grade.sh --cheats each cheat of tests/grade/cheats/ fails its test
+#                     (run by make check).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
@@ -80,6 +82,28 @@ if [ "${1:-}" = --test ]; then
     sed -n '3,/^$/p' "$tmp/out/grades.txt"
     echo "the fixture class's grades are tests/grade/expected.csv"
     exit 0
+fi
+
+# --cheats: each tests/grade/cheats/NN-slug/K-name/ holds a cheat for that
+# exercise (our own code, built without the sandbox from the chapter's
+# handout): its test must fail.
+if [ "${1:-}" = --cheats ]; then
+    tmp=$(mktemp -d) || exit 2
+    trap 'rm -rf "$tmp"' EXIT
+    bad=0
+    for c in tests/grade/cheats/*/*/; do
+        c=${c%/}; ex=$(basename "$c"); st=$(basename "$(dirname "$c")")
+        rm -rf "$tmp/h" && mkdir "$tmp/h" && tests/handout.sh "$(stage_num "$st")" "$tmp/h.tgz" >/dev/null &&
+            tar xzf "$tmp/h.tgz" -C "$tmp/h" --strip-components=1 && cp "$c"/* "$tmp/h/code/$st/exercises/$ex/" || exit 2
+        (cd "$tmp/h" && BUILD=build && . tests/lib.sh && variant gcc && build_stage "$st" &&
+            build_exercise "$st" "$ex" starter && "$OUT/exercises/$st/starter/$ex") >"$tmp/log" 2>&1
+        if [ $? -eq 0 ]; then
+            echo "the cheat $c passes its test:"; tail -n 5 "$tmp/log"; bad=1
+        else
+            echo "the cheat $c fails its test: $(grep -m 1 -E ':[FE]:' "$tmp/log" | sed -E 's/^[^:]+:[0-9]+:[FE]:[^:]*:([^:]*):[0-9]+: /\1: /')"
+        fi
+    done
+    exit $bad
 fi
 
 ch=${1:-}; subs=${2:-}

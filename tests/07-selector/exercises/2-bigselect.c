@@ -3,7 +3,8 @@
  * The backend must behave as every backend does (register, modify,
  * unregister, level-triggered waits, timeouts never early, a closed fd
  * named), and watch fds 1500 and 3000 and thousands at once, through
- * selector.h and through the loop.
+ * selector.h and through the loop; and it must wait in select() itself
+ * (a copy of the poll backend under another name would pass the rest).
  */
 #define _GNU_SOURCE
 #include "loop.h"
@@ -12,6 +13,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +23,24 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+/* This select() stands in front of the C library's (a definition in the
+ * program wins): it counts the calls and keeps the largest nfds, then
+ * calls the library's. */
+static int select_calls, select_max_nfds;
+
+typedef int select_fn(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+
+int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
+{
+    static select_fn *real;
+    if (real == NULL)
+        real = (select_fn *)dlsym(RTLD_NEXT, "select");
+    select_calls++;
+    if (nfds > select_max_nfds)
+        select_max_nfds = nfds;
+    return real(nfds, r, w, e, timeout);
+}
 
 static selector_t *open_big(void)
 {
@@ -98,7 +118,11 @@ START_TEST(high_fds)
     selector_event *ev;
     ck_assert_int_eq(wait0(sel, &ev), 0);
     ck_assert_int_eq(write(sv[1], "x", 1), 1);
+    select_calls = select_max_nfds = 0;
     int n = wait0(sel, &ev);
+    ck_assert_msg(select_calls > 0 && select_max_nfds > fds[1], "bigselect must wait in "
+                  "select() itself, with nfds past fd %d (select() was called %d times, "
+                  "nfds at most %d)", fds[1], select_calls, select_max_nfds);
     ck_assert_msg(n == 2, "fds %d and %d share a readable socket; %d reported", fds[0], fds[1], n);
     int seen = 0;
     for (int i = 0; i < n; i++)
