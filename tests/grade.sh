@@ -10,22 +10,29 @@
 # detail) and OUT/grades.txt (a student x exercise table, then the details);
 # OUT defaults to $BUILD/grade/NN.  An outcome is one of
 #   passed          both runs passed
-#   failed          the test's first failing check (Check's message)
+#   failed          the test's first failing check (Check's message), or
+#                   "not accepted: ..." (below)
 #   did not compile the compiler's first error
-#   timed out       a test past Check's time limit, or the run past GRADE_TIME_LIMIT
-#   crashed         the sanitizer's first line (or the signal)
+#   timed out       a test past Check's time limit (then ASan does not run),
+#                   or the run past GRADE_TIME_LIMIT (default 60 s)
+#   crashed         the sanitizer's first line
 #   missing         nothing handed in for that exercise
-# in that order of precedence: did not compile, crashed, timed out, failed.
+# in this order of precedence: not accepted (files), did not compile, not
+# accepted (code), crashed, timed out, failed.  Not accepted: a file the
+# exercise does not have (but a new .c file), a header changed that the test
+# includes, a .c file named like a stage file the exercise does not change;
+# code that defines a C library or Check function, or runs before main; a
+# file that is the stage's own (see suspicious() below).
 #
 # The sandbox.  Each build and each run happens in a scratch copy made from
 # the chapter's handout (tests/handout.sh: it holds no answers), under
 # timeout(1), with a limit on virtual memory (plain runs and builds:
 # GRADE_MEMORY_MB, default 2048; the ASan run instead gets ASan's own
 # hard_rss_limit_mb, since ASan reserves terabytes of address space) and on
-# the number of processes (GRADE_PROCS, default 64), set with prlimit.  As root, the student's
-# code runs as the user nobody (setpriv), since a process limit does not
-# hold for root; and when mount and PID namespaces are available (unshare),
-# in its own: the scratch copy is mounted over this repository's path, so
+# the number of processes (GRADE_PROCS, default 64), set with prlimit.  As
+# root, the student's code runs as the user nobody (setpriv), since a
+# process limit does not hold for root; and when mount and PID namespaces
+# are available (unshare), in its own: the scratch copy is mounted over this repository's path, so
 # the repository (and its answers) is not there to read or write; /tmp,
 # /var/tmp and /dev/shm are empty and private; there is no network; and
 # when the run ends or is killed, every process it started dies with it.
