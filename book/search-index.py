@@ -64,6 +64,20 @@ for path in sys.argv[2:]:
             "t": words,
             "c": cjk_tokens((heading or "") + " " + words),
         })
+        # A table row that holds Chinese (a glossary entry: 就绪队列 | ready
+        # queue | ...) is an entry of its own too: short, so it ranks first
+        # for its own term.
+        for row in re.findall(r"<tr\b.*?</tr>", part, re.S):
+            cells = [plain(c) for c in re.findall(r"<td\b[^>]*>(.*?)</td>", row, re.S)]
+            if cells and CJK.search(cells[0]):
+                text = " · ".join(c for c in cells if c)
+                docs.append({
+                    "u": page + ("#" + anchor if anchor else ""),
+                    "p": page_title or page,
+                    "h": heading + ": " + " · ".join(c for c in cells[:2] if c),
+                    "t": text,
+                    "c": cjk_tokens(text),
+                })
 
 sys.stdout.write("window.BOOK_SEARCH_DOCS = ")
 json.dump(docs, sys.stdout, ensure_ascii=False, separators=(",", ":"))
