@@ -59,19 +59,24 @@ if [ "${1:-}" = --test ]; then
     # zoe's cheat for exercise 1: the stage's own loop.c handed in as hers.
     mkdir -p "$tmp/class/zoe/1-snapshot"
     cp code/04-snapshot/loop.c "$tmp/class/zoe/1-snapshot/" || exit 2
+    # hal and ivy try to read the answers and to write into the repository:
+    # only namespaces keep them out when the repository is readable to all
+    # (as root without them, or not as root): then they stay home.
+    ns=no
+    [ "$(id -u)" -eq 0 ] && [ "${GRADE_SANDBOX:-}" != nobody ] &&
+        unshare --mount --pid --fork --net --mount-proc --propagation private true 2>/dev/null && ns=yes
+    [ $ns = yes ] || rm -rf "$tmp/class/hal" "$tmp/class/ivy"
     t0=$(date +%s)
     GRADE_TIME_LIMIT=${GRADE_TIME_LIMIT:-20} GRADE_MEMORY_MB=${GRADE_MEMORY_MB:-512} \
         tests/grade.sh 04 "$tmp/class" "$tmp/out" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
     head -n 1 "$tmp/log"
     echo "graded the fixture class in $(( $(date +%s) - t0 )) s"
-    # hal and ivy try to read the answers and to write into the repository:
-    # only namespaces keep them out when the repository is readable to all.
     bad=0
     cp tests/grade/expected.csv tests/grade/expected.txt "$tmp/" || exit 2
-    if ! head -n 1 "$tmp/log" | grep -q '^sandbox: namespaces'; then
-        echo "NOTE: no namespaces here: hal's and ivy's rows are not compared"
+    if [ $ns = no ]; then
+        echo "NOTE: no namespaces here: hal and ivy (reading the answers, writing outside) are not graded"
         for f in "$tmp/expected.csv" "$tmp/expected.txt" "$tmp/out/grades.csv" "$tmp/out/grades.txt"; do
-            grep -v '^\(hal\|ivy\)[ ,]' "$f" >"$f.x" && mv "$f.x" "$f"
+            grep -v '^\(hal\|ivy\)[ ,]\|^chapter ' "$f" >"$f.x" && mv "$f.x" "$f"
         done
     fi
     diff -u "$tmp/expected.csv" "$tmp/out/grades.csv" || bad=1
@@ -80,8 +85,7 @@ if [ "${1:-}" = --test ]; then
     # ends a PID namespace's processes with it, and another grading that
     # runs beside this one would show here), nothing written outside the
     # student's folder (ivy).
-    if ! head -n 1 "$tmp/log" | grep -q '^sandbox: namespaces' &&
-       ps -u 65534 -o args= 2>/dev/null | grep -q 'starter/[0-9]-'; then
+    if [ $ns = no ] && ps -u 65534 -o args= 2>/dev/null | grep -q 'starter/[0-9]-'; then
         echo "a student's process outlived the grading:"; ps -u 65534 -o pid=,args= | grep 'starter/'; bad=1
     fi
     for f in "$repo/tests/grade/ESCAPED" /tmp/ESCAPED-by-vandal; do
@@ -150,6 +154,9 @@ if [ "$(id -u)" -eq 0 ]; then
     sandbox=nobody
     unshare --mount --pid --fork --net --mount-proc --propagation private true 2>/dev/null && sandbox=ns
 fi
+# GRADE_SANDBOX=nobody: without namespaces, as where unshare is not allowed
+# (to try that case here).
+[ "${GRADE_SANDBOX:-}" = nobody ] && [ $sandbox = ns ] && sandbox=nobody
 case $sandbox in
 ns)     echo "sandbox: namespaces (mount, pid, net), user nobody, $procs processes, ${limit} s a run" ;;
 nobody) echo "sandbox: user nobody, $procs processes, ${limit} s a run; NO mount namespace: the repository is readable to nobody" ;;
