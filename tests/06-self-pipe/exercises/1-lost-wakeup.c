@@ -6,6 +6,11 @@
  * thread) has another thread call loop_call_soon_threadsafe() and waits for
  * it.  The loop has a timer 1 s away, so it means to sleep 1 s; the call
  * must wake it at once.
+ *
+ * The window begins right after the look, not at the wait hook: a flag
+ * raised anywhere between the two is as late.  So the second test makes the
+ * same call from the look hook (loop_set_look_hook(), for tests only),
+ * which the loop calls the moment its look at the ready deque ends.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -57,14 +62,30 @@ static double call_in_the_window(loop_t *loop, double timeout, void *ctx)
     return timeout;
 }
 
+/* The same call, made the moment the look at the ready deque ends. */
+static void call_right_after_the_look(loop_t *loop, size_t queued, void *ctx)
+{
+    (void)ctx;
+    if (queued == 0 && !hooked++) {
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, call_once, loop), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+    }
+}
+
+/* _i: 0 or 1 the wake-up (pipe, eventfd); 0-1 call from the wait hook,
+ * 2-3 from the look hook. */
 START_TEST(a_call_in_the_window_wakes_the_loop)
 {
-    loop_wakeup how = _i ? LOOP_WAKEUP_EVENTFD : LOOP_WAKEUP_PIPE;
+    loop_wakeup how = _i % 2 ? LOOP_WAKEUP_EVENTFD : LOOP_WAKEUP_PIPE;
     loop_t *loop = loop_new();
     ck_assert_ptr_nonnull(loop);
     ck_assert_int_eq(loop_set_wakeup(loop, how, 1), 0);
     ck_assert_ptr_nonnull(loop_call_later(loop, 1.0, stop_cb, NULL));
-    loop_set_wait_hook(loop, call_in_the_window, NULL);
+    if (_i < 2)
+        loop_set_wait_hook(loop, call_in_the_window, NULL);
+    else
+        loop_set_look_hook(loop, call_right_after_the_look, NULL);
     hooked = 0;
     woke_at = 0;
     double t0 = now();
@@ -82,7 +103,7 @@ int main(void)
 {
     Suite *s = suite_create("1-lost-wakeup");
     TCase *tc = tcase_create("window");
-    tcase_add_loop_test(tc, a_call_in_the_window_wakes_the_loop, 0, 2);
+    tcase_add_loop_test(tc, a_call_in_the_window_wakes_the_loop, 0, 4);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
