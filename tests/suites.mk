@@ -23,9 +23,6 @@ lifecycle_FROM := 08
 handler_FROM  := 08
 signals_FROM  := 08
 rounding_FROM := 03
-# Chapter 07 hands the timeout to a selector, which rounds it in its own
-# units (check_selector, exercise 07/3): select() is no longer the loop's.
-rounding_UNTIL := 06
 
 # NAME_LDFLAGS (optional): extra link flags for that suite (build_suite in
 # tests/lib.sh reads them from this file).  check_oom reroutes every malloc,
