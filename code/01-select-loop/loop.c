@@ -128,7 +128,7 @@ int loop_remove_writer(loop_t *loop, int fd)
 /* One tick: wait for I/O, then dispatch it. */
 static int run_once(loop_t *loop)
 {
-    /* 1. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -143,7 +143,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
-    /* 2. Block until an fd is ready.  If stop was requested, only look
+    /* 2b. Block until an fd is ready.  If stop was requested, only look
      *    (timeout 0), as asyncio does when `_stopping` is set. */
     struct timeval zero = {0, 0};
     int nfds = loop->maxfd + 1;
@@ -155,7 +155,7 @@ static int run_once(loop_t *loop)
         return fail(loop, errno, "select: %s", strerror(errno));
     }
 
-    /* 3. Dispatch.  A callback may remove another fd's watch; check the
+    /* 4. Dispatch.  A callback may remove another fd's watch; check the
      *    table again right before each call so that a removed watch is
      *    never called. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {

@@ -204,7 +204,7 @@ handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
  * ready fds, then run the ready deque. */
 static int run_once(loop_t *loop)
 {
-    /* 1. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -219,7 +219,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
-    /* 2. Poll.  Block until an fd is ready, unless there is work already:
+    /* 2a, 2b. Poll.  Block until an fd is ready, unless there is work already:
      *    with callbacks in the ready deque, or a stop requested, only look
      *    (timeout 0), as asyncio's `if self._ready or self._stopping`. */
     struct timeval zero = {0, 0};
@@ -232,7 +232,7 @@ static int run_once(loop_t *loop)
         return fail(loop, errno, "select: %s", strerror(errno));
     }
 
-    /* 3. Queue the handles of the ready fds behind what is already queued:
+    /* 2c. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
     /* A handle that is queued already is not queued twice: a tick that ran
@@ -256,7 +256,7 @@ static int run_once(loop_t *loop)
     /* 4. Run the ready deque, oldest first, until it is EMPTY -- including
      *    the callbacks that these callbacks queue.  That is this chapter's
      *    problem: a callback that keeps re-scheduling itself keeps the loop
-     *    here forever, and step 2 never polls again (demo_starve).  Chapter
+     *    here forever, and step 2b never polls again (demo_starve).  Chapter
      *    04 runs only the ntodo = len(ready) handles queued when it begins. */
     while (deque_len(&loop->ready) > 0) {
         handle_t *handle = deque_pop_front(&loop->ready);

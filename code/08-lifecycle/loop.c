@@ -801,7 +801,7 @@ handle_t *loop_call_later(loop_t *loop, double delay, loop_callback callback, vo
 /* @end call_at */
 
 /* @region by_fd */
-/* Ready events in increasing fd order.  See step 4 of run_once. */
+/* Ready events in increasing fd order.  See step 2c of run_once. */
 static int by_fd(const void *a, const void *b)
 {
     const selector_event *x = a, *y = b;
@@ -824,7 +824,7 @@ static int run_once(loop_t *loop)
      *    their array order, then heapify -- CPython's list comprehension and
      *    heapq.heapify, so equal deadlines keep CPython's order.  Otherwise
      *    drop only the cancelled timers at the head, so that the nearest
-     *    deadline (step 2) is a live one. */
+     *    deadline (step 2a) is a live one. */
     size_t sched_count = heap_len(&loop->scheduled);
     if (!loop->no_rebuild && sched_count > LOOP_MIN_SCHEDULED_TIMER_HANDLES &&
         (double)loop->timer_cancelled_count / (double)sched_count >
@@ -856,7 +856,7 @@ static int run_once(loop_t *loop)
     /* @end cleanup */
 
     /* @region poll */
-    /* 2. How long may the poll wait?  Not at all with callbacks in the
+    /* 2a. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
      *    as long as it takes (-1).  asyncio's lines, one for one. */
@@ -872,7 +872,7 @@ static int run_once(loop_t *loop)
             timeout = MAXIMUM_SELECT_TIMEOUT;
     }
 
-    /* 3. Poll.  On a virtual clock the hook does the waiting (it moves the
+    /* 2b. Poll.  On a virtual clock the hook does the waiting (it moves the
      *    clock), and the selector only looks. */
     if (loop->wait_hook != NULL)
         timeout = loop->wait_hook(loop, timeout, loop->wait_ctx);
@@ -887,7 +887,7 @@ static int run_once(loop_t *loop)
     /* @end poll */
 
     /* @region process_events */
-    /* 4. Queue the handles of the ready fds behind what is already queued:
+    /* 2c. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback, reader before writer.
      *    In increasing fd order, whatever order the kernel chose: select
      *    gives that order, poll, epoll and kqueue do not (epoll's is the
@@ -919,7 +919,7 @@ static int run_once(loop_t *loop)
     }
     /* @end process_events */
 
-    /* 5. Move the timers that are due to the back of the ready deque, in
+    /* 3. Move the timers that are due to the back of the ready deque, in
      *    heap order.  "Due" is `when < now + clock_resolution`: a timer
      *    whose deadline is within one clock tick of now would otherwise
      *    cost a useless wait of less than the clock can measure. */
@@ -941,7 +941,7 @@ static int run_once(loop_t *loop)
     }
     loop->requeue_guard = false; /* everything due is queued, once */
 
-    /* 6. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
+    /* 4. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
      *    oldest first.  What these callbacks queue waits for the next tick,
      *    after another poll, so a callback that keeps re-scheduling itself
      *    can no longer keep the loop from polling (demo_starve). */

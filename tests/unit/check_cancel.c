@@ -309,7 +309,7 @@ END_TEST
 START_TEST(a_due_cancelled_timer_keeps_the_count)
 {
     /* a and b share a deadline, b cancelled.  a is at the head, so step 1
-     * pops nothing; step 6 moves both to the ready deque, which skips b.
+     * pops nothing; step 3 moves both to the ready deque, which skips b.
      * The count still says 1 with an empty heap: CPython's
      * _timer_cancelled_count does the same (it is only reset by a rebuild). */
     loop_t *loop = virtual_loop();
