@@ -159,7 +159,7 @@ static int run_once(loop_t *loop)
      * POLLHUP, POLLERR and POLLNVAL may come without being asked for: see
      * how CPython's selectors.PollSelector maps them. */
     /* @exercise end */
-    /* 1. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -174,7 +174,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
-    /* 2. Block until an fd is ready.  If stop was requested, only look
+    /* 2b. Block until an fd is ready.  If stop was requested, only look
      *    (timeout 0), as asyncio does when `_stopping` is set. */
     struct timeval zero = {0, 0};
     int nfds = loop->maxfd + 1;
@@ -186,7 +186,7 @@ static int run_once(loop_t *loop)
         return fail(loop, errno, "select: %s", strerror(errno));
     }
 
-    /* 3. Dispatch.  A callback may remove another fd's watch; check the
+    /* 4. Dispatch.  A callback may remove another fd's watch; check the
      *    table again right before each call so that a removed watch is
      *    never called. */
     for (int fd = 0; fd < nfds && n > 0; fd++) {

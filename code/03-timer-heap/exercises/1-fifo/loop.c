@@ -349,7 +349,7 @@ static struct timeval *to_timeval(double timeout, struct timeval *tv)
  * are due; run the ready deque. */
 static int run_once(loop_t *loop)
 {
-    /* 1. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -364,7 +364,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
-    /* 2. How long may the poll wait?  Not at all with callbacks in the
+    /* 2a. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
      *    as long as it takes (-1).  asyncio's lines, one for one. */
@@ -379,7 +379,7 @@ static int run_once(loop_t *loop)
             timeout = MAXIMUM_SELECT_TIMEOUT;
     }
 
-    /* 3. Poll.  On a virtual clock the hook does the waiting (it moves the
+    /* 2b. Poll.  On a virtual clock the hook does the waiting (it moves the
      *    clock), and select() only looks. */
     if (loop->wait_hook != NULL)
         timeout = loop->wait_hook(loop, timeout, loop->wait_ctx);
@@ -392,7 +392,7 @@ static int run_once(loop_t *loop)
         return fail(loop, errno, "select: %s", strerror(errno));
     }
 
-    /* 4. Queue the handles of the ready fds behind what is already queued:
+    /* 2c. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
     /* A handle that is queued already is not queued twice: a tick that ran
@@ -413,7 +413,7 @@ static int run_once(loop_t *loop)
         }
     }
 
-    /* 5. Move the timers that are due to the back of the ready deque, in
+    /* 3. Move the timers that are due to the back of the ready deque, in
      *    heap order.  "Due" is `when < now + clock_resolution`: a timer
      *    whose deadline is within one clock tick of now would otherwise
      *    cost a useless wait of less than the clock can measure. */
@@ -429,10 +429,10 @@ static int run_once(loop_t *loop)
         heap_pop(&loop->scheduled, &timer);
     }
 
-    /* 6. Run the ready deque, oldest first, until it is EMPTY -- including
+    /* 4. Run the ready deque, oldest first, until it is EMPTY -- including
      *    the callbacks that these callbacks queue.  That is still chapter
      *    02's problem: a callback that keeps re-scheduling itself keeps the
-     *    loop here forever, and step 3 never polls again (demo_starve).
+     *    loop here forever, and step 2b never polls again (demo_starve).
      *    Chapter 04 runs only the ntodo = len(ready) handles queued when
      *    it begins. */
     while (deque_len(&loop->ready) > 0) {

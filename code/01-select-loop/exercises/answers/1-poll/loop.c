@@ -195,7 +195,7 @@ static int run_once(loop_t *loop)
             loop->pollfds[nfds++] = (struct pollfd){fd, events, 0};
     }
 
-    /* 2. Block until an fd is ready.  If stop was requested, only look
+    /* 2b. Block until an fd is ready.  If stop was requested, only look
      *    (timeout 0), as asyncio does when `_stopping` is set. */
     int n = poll(loop->pollfds, nfds, loop->stopping ? 0 : -1);
     if (n < 0) {

@@ -219,7 +219,7 @@ int loop_set_tick_budget(loop_t *loop, size_t max_callbacks)
  * ready fds, then run the ready deque. */
 static int run_once(loop_t *loop)
 {
-    /* 1. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -234,7 +234,7 @@ static int run_once(loop_t *loop)
             FD_SET(fd, &writable);
     }
 
-    /* 2. Poll.  Block until an fd is ready, unless there is work already:
+    /* 2a, 2b. Poll.  Block until an fd is ready, unless there is work already:
      *    with callbacks in the ready deque, or a stop requested, only look
      *    (timeout 0), as asyncio's `if self._ready or self._stopping`. */
     struct timeval zero = {0, 0};
@@ -247,7 +247,7 @@ static int run_once(loop_t *loop)
         return fail(loop, errno, "select: %s", strerror(errno));
     }
 
-    /* 3. Queue the handles of the ready fds behind what is already queued:
+    /* 2c. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
     /* A handle that is queued already is not queued twice: a tick that ran

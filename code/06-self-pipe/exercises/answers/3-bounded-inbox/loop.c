@@ -690,7 +690,7 @@ static int run_once(loop_t *loop)
      *    their array order, then heapify -- CPython's list comprehension and
      *    heapq.heapify, so equal deadlines keep CPython's order.  Otherwise
      *    drop only the cancelled timers at the head, so that the nearest
-     *    deadline (step 3) is a live one. */
+     *    deadline (step 2a) is a live one. */
     size_t sched_count = heap_len(&loop->scheduled);
     if (!loop->no_rebuild && sched_count > LOOP_MIN_SCHEDULED_TIMER_HANDLES &&
         (double)loop->timer_cancelled_count / (double)sched_count >
@@ -721,7 +721,7 @@ static int run_once(loop_t *loop)
     }
     /* @end cleanup */
 
-    /* 2. Build the sets select() will fill in.  It overwrites them, so they
+    /* For 2b: the sets select() will fill in.  It overwrites them, so they
      *    are built anew every tick. */
     fd_set readable, writable;
     FD_ZERO(&readable);
@@ -737,7 +737,7 @@ static int run_once(loop_t *loop)
     }
 
     /* @region poll */
-    /* 3. How long may the poll wait?  Not at all with callbacks in the
+    /* 2a. How long may the poll wait?  Not at all with callbacks in the
      *    ready deque, or a stop requested; until the nearest timer, if
      *    there is one (never less than 0, never more than a day); else for
      *    as long as it takes (-1).  asyncio's lines, one for one. */
@@ -753,7 +753,7 @@ static int run_once(loop_t *loop)
             timeout = MAXIMUM_SELECT_TIMEOUT;
     }
 
-    /* 4. Poll.  On a virtual clock the hook does the waiting (it moves the
+    /* 2b. Poll.  On a virtual clock the hook does the waiting (it moves the
      *    clock), and select() only looks. */
     if (loop->wait_hook != NULL)
         timeout = loop->wait_hook(loop, timeout, loop->wait_ctx);
@@ -768,7 +768,7 @@ static int run_once(loop_t *loop)
     }
     /* @end poll */
 
-    /* 5. Queue the handles of the ready fds behind what is already queued:
+    /* 2c. Queue the handles of the ready fds behind what is already queued:
      *    asyncio's _process_events -> _add_callback.  Nothing runs here, so
      *    the tables still hold exactly the handles the sets were built from. */
     /* A handle that is queued already is not queued twice: a tick that ran
@@ -789,7 +789,7 @@ static int run_once(loop_t *loop)
         }
     }
 
-    /* 6. Move the timers that are due to the back of the ready deque, in
+    /* 3. Move the timers that are due to the back of the ready deque, in
      *    heap order.  "Due" is `when < now + clock_resolution`: a timer
      *    whose deadline is within one clock tick of now would otherwise
      *    cost a useless wait of less than the clock can measure. */
@@ -810,7 +810,7 @@ static int run_once(loop_t *loop)
         handle_release(timer.handle); /* the heap's reference */
     }
 
-    /* 7. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
+    /* 4. Run what is in the ready deque NOW -- a snapshot: ntodo handles,
      *    oldest first.  What these callbacks queue waits for the next tick,
      *    after another poll, so a callback that keeps re-scheduling itself
      *    can no longer keep the loop from polling (demo_starve). */
