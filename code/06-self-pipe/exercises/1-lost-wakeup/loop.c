@@ -78,7 +78,9 @@ struct loop {
     int self_pipe[2]; /* [0] read end, watched; [1] write end (eventfd: one fd, twice) */
     loop_wakeup wakeup;         /* LOOP_WAKEUP_PIPE (asyncio's) or LOOP_WAKEUP_EVENTFD */
     bool coalesce;              /* write only while the loop may be asleep */
-    atomic_bool polling;        /* from just before the look at `ready` to after the poll */
+    /* @exercise begin */
+    atomic_bool polling;        /* true while the loop may be asleep in its poll */
+    /* @exercise end */
     atomic_bool wakeup_pending; /* coalescing: a byte was written, not yet read */
     atomic_ulong wakeup_writes; /* write() calls on the self-pipe: a statistic */
     heap_t scheduled; /* timers by deadline: asyncio's _scheduled */
