@@ -83,6 +83,7 @@ static void complain(const char *fmt, const char *what, int err, const char *msg
         snprintf(problem, sizeof problem, fmt, what, err, strerror(err), msg);
 }
 
+/* @region refused */
 /* A call was refused.  It must say ENOMEM (and, with a loop, why); then,
  * as a program would once memory is back, the caller makes it again. */
 static void refused(loop_t *loop, const char *what)
@@ -99,6 +100,7 @@ static void refused(loop_t *loop, const char *what)
     if (failalloc_persistent)
         failalloc_disarm(); /* memory is back */
 }
+/* @end refused */
 
 #define TRIES 3 /* one failure, then success: a third try means a bug */
 #define GIVE_UP(what) complain("%s kept failing (errno %d, %s)%s", what, errno, "")
@@ -321,6 +323,7 @@ static void scenario(long fail_at, int persistent)
 
 /* ---- tests ------------------------------------------------------------------ */
 
+/* @region every_allocation */
 /* Every allocation of the scenario fails once, in turn. */
 static void every_allocation_fails(int persistent)
 {
@@ -343,6 +346,7 @@ static void every_allocation_fails(int persistent)
                       run_log);
     }
 }
+/* @end every_allocation */
 
 START_TEST(each_allocation_fails_once)
 {
