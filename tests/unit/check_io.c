@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -772,12 +773,13 @@ END_TEST
 
 /* ---- EINTR -------------------------------------------------------------- */
 
-static volatile sig_atomic_t signals_caught;
+/* Atomic, not volatile sig_atomic_t: the interrupting thread reads it too. */
+static atomic_int signals_caught;
 
 static void on_usr1(int sig)
 {
     (void)sig;
-    signals_caught++;
+    atomic_fetch_add(&signals_caught, 1);
 }
 
 struct interrupter {
@@ -785,7 +787,10 @@ struct interrupter {
     int fd;
 };
 
-/* Interrupt the loop's wait three times, then give it something to read. */
+/* Interrupt the loop's wait three times, then give it something to read.
+ * Two SIGUSR1 pending at once are one signal, so a loaded machine that does
+ * not run the loop's thread between two kills catches fewer than three: the
+ * test asks for at least one. */
 static void *interrupt_then_write(void *arg)
 {
     struct interrupter *in = arg;
@@ -805,7 +810,7 @@ START_TEST(eintr_survived)
     sa.sa_handler = on_usr1; /* no SA_RESTART: select() returns EINTR */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, &old);
-    signals_caught = 0;
+    atomic_store(&signals_caught, 0);
 
     loop_t *loop = new_loop();
     int sv[2];
@@ -821,8 +826,8 @@ START_TEST(eintr_survived)
     ck_assert_msg(rc == 0, "a signal during select() made run_forever() fail "
                   "(%s): EINTR must be treated as a spurious wake-up",
                   loop_error(loop));
-    ck_assert_msg(signals_caught == 3, "expected 3 signals, caught %d",
-                  (int)signals_caught);
+    ck_assert_msg(atomic_load(&signals_caught) >= 1, "no signal was caught: the test "
+                  "proved nothing about EINTR");
     ck_assert_msg(p.calls == 1, "after the signals the reader must still be "
                   "called once (it was called %d times)", p.calls);
     close_pair(sv);
