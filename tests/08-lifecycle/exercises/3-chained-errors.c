@@ -44,6 +44,22 @@ static void failing(loop_t *loop, const loop_context_t *context, void *ctx)
     loop_raise(loop, "ValueError", "handler failed");
 }
 
+/* The same chain with other types and words: a default handler that
+ * printed the first test's text without building it would pass that test
+ * alone. */
+static void disk_full(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_raise(loop, "OSError", "disk full");
+}
+
+static void failing_too(loop_t *loop, const loop_context_t *context, void *ctx)
+{
+    (void)context;
+    (void)ctx;
+    loop_raise(loop, "TypeError", "no handler today");
+}
+
 static void stop_cb(loop_t *loop, void *arg)
 {
     (void)arg;
@@ -52,20 +68,26 @@ static void stop_cb(loop_t *loop, void *arg)
 
 static size_t len; /* open_memstream writes it at each flush: not a local */
 
-static const char *run(loop_exception_handler handler, char **buf, FILE **f)
+static const char *run_cb(loop_exception_handler handler, loop_callback cb, const char *name,
+                          char **buf, FILE **f)
 {
     *f = open_memstream(buf, &len);
     loop_t *loop = loop_new_virtual();
     loop_set_log(loop, *f);
     loop_set_namer(loop, namer);
     loop_set_exception_handler(loop, handler, NULL);
-    loop_call_soon(loop, boom, "boom");
+    loop_call_soon(loop, cb, (void *)name);
     loop_call_later(loop, 1, stop_cb, "stop");
     ck_assert_int_eq(loop_run_forever(loop), 0);
     loop_close(loop);
     loop_free(loop);
     fflush(*f);
     return *buf;
+}
+
+static const char *run(loop_exception_handler handler, char **buf, FILE **f)
+{
+    return run_cb(handler, boom, "boom", buf, f);
 }
 
 START_TEST(failing_handler_chain)
@@ -82,6 +104,25 @@ START_TEST(failing_handler_chain)
                      "During handling of the above exception, another exception occurred:\n"
                      "\n"
                      "ValueError: handler failed\n");
+    fclose(f);
+    free(buf);
+}
+END_TEST
+
+START_TEST(failing_handler_chain_other_errors)
+{
+    char *buf = NULL;
+    FILE *f = NULL;
+    const char *printed = run_cb(failing_too, disk_full, "write", &buf, &f);
+    ck_assert_str_eq(printed,
+                     "Unhandled error in exception handler\n"
+                     "context: {'message': 'Exception in callback write()', 'exception': "
+                     "OSError('disk full'), 'handle': <Handle write()>}\n"
+                     "OSError: disk full\n"
+                     "\n"
+                     "During handling of the above exception, another exception occurred:\n"
+                     "\n"
+                     "TypeError: no handler today\n");
     fclose(f);
     free(buf);
 }
@@ -105,6 +146,7 @@ static Suite *exercise_suite(void)
     Suite *s = suite_create("08/3-chained-errors");
     TCase *tc = tcase_create("chain");
     tcase_add_test(tc, failing_handler_chain);
+    tcase_add_test(tc, failing_handler_chain_other_errors);
     tcase_add_test(tc, plain_error_unchanged);
     suite_add_tcase(s, tc);
     return s;
