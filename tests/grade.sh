@@ -33,7 +33,9 @@
 # root, the student's code runs as the user nobody (setpriv), since a
 # process limit does not hold for root; and when mount and PID namespaces
 # are available (unshare), in its own: the scratch copy is mounted over this repository's path, so
-# the repository (and its answers) is not there to read or write; /tmp,
+# the repository (and its answers) is not there to read or write, nor is
+# any other copy beside it or under /work, /home, /root, /srv, /opt, /mnt or
+# /media (each gets an empty folder mounted over it); /tmp,
 # /var/tmp and /dev/shm are empty and private; there is no network; and
 # when the run ends or is killed, every process it started dies with it.
 # Without namespaces it says so on its first line ("sandbox: ...").
@@ -177,9 +179,25 @@ ASAN_OPTIONS=hard_rss_limit_mb=${GRADE_MEMORY_MB:-2048}:detect_leaks=1 UBSAN_OPT
     case $sandbox in
     ns)
         timeout -k 2 "$j_limit" unshare --mount --pid --fork --kill-child --net --mount-proc --propagation private \
-            sh -c 'mount --bind "$1" "$2" && for d in /tmp /var/tmp /dev/shm; do
-                       [ -d $d ] && mount -t tmpfs -o size=64m,mode=1777 none $d; done &&
-                   cd "$2" && exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs $3 $4 sh -c "$5"' \
+            sh -c 'run=$1 repo=$2 env=$3 lim=$4 inner=$5
+                   mount --bind "$run" "$repo" && for d in /tmp /var/tmp /dev/shm; do
+                       [ -d $d ] && mount -t tmpfs -o size=64m,mode=1777 none $d; done || exit 97
+                   # Other copies of the repository on this machine (a CI clone
+                   # beside a work tree): an empty folder over every sibling of
+                   # each folder on the way to the repository, and over the
+                   # top-level places where people keep them.
+                   p=$repo
+                   while [ "$p" != / ]; do
+                       up=$(dirname "$p")
+                       if [ "$up" = / ]; then set -- /work /home /root /srv /opt /mnt /media
+                       else set -- "$up"/* "$up"/.[!.]*; fi
+                       for e do
+                           [ "$e" != "$p" ] && [ -d "$e" ] && [ ! -L "$e" ] || continue
+                           mount -t tmpfs -o size=1m,mode=755 none "$e" || exit 97
+                       done
+                       p=$up
+                   done
+                   cd "$repo" && exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs $env $lim sh -c "$inner"' \
             jail "$run" "$repo" "$j_env" "$j_lim" "$j_inner" >"$j_log" 2>&1 ;;
     nobody)
         (cd "$run" && timeout -k 2 "$j_limit" setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs \
