@@ -180,8 +180,16 @@ ASAN_OPTIONS=hard_rss_limit_mb=${GRADE_MEMORY_MB:-2048}:detect_leaks=1 UBSAN_OPT
     ns)
         timeout -k 2 "$j_limit" unshare --mount --pid --fork --kill-child --net --mount-proc --propagation private \
             sh -c 'run=$1 repo=$2 env=$3 lim=$4 inner=$5
-                   mount --bind "$run" "$repo" && for d in /tmp /var/tmp /dev/shm; do
-                       [ -d $d ] && mount -t tmpfs -o size=64m,mode=1777 none $d; done || exit 97
+                   # /tmp, /var/tmp and /dev/shm private and empty first; then the
+                   # scratch copy (held open: it may be under /tmp) over the
+                   # repository path (made again if it was under one of them).
+                   exec 3<"$run" || exit 97
+                   for d in /tmp /var/tmp /dev/shm; do
+                       [ -d $d ] || continue
+                       mount -t tmpfs -o size=64m,mode=1777 none $d || exit 97
+                   done
+                   mkdir -p "$repo" && mount --bind /proc/self/fd/3 "$repo" || exit 97
+                   exec 3<&-
                    # Other copies of the repository on this machine (a CI clone
                    # beside a work tree): an empty folder over every sibling of
                    # each folder on the way to the repository, and over the
