@@ -418,6 +418,7 @@ static int run_once(loop_t *loop)
         heap_heapify(heap);
         loop->timer_cancelled_count = 0;
     } else {
+        /* @region head_pops */
         while (heap_len(&loop->scheduled) > 0 &&
                heap_top(&loop->scheduled)->handle->cancelled) {
             heap_entry_t timer;
@@ -426,6 +427,7 @@ static int run_once(loop_t *loop)
             timer.handle->scheduled = false;
             handle_release(timer.handle);
         }
+        /* @end head_pops */
     }
     /* @exercise end */
     /* @end cleanup */
