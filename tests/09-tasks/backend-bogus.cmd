@@ -1,0 +1,1 @@
+./trace --backend=bogus ../../tests/09-tasks/threadsafe.scn

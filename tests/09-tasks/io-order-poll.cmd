@@ -1,0 +1,1 @@
+./trace --backend=poll ../../tests/09-tasks/io-order.scn

@@ -1,0 +1,1 @@
+./trace --backend=select ../../tests/09-tasks/io-order.scn

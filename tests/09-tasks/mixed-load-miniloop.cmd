@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/09-tasks/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/09-tasks/threadsafe.scn

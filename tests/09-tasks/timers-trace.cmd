@@ -1,0 +1,1 @@
+./trace ../../tests/09-tasks/timers.scn
