@@ -45,6 +45,26 @@ suites_for() {
     done
 }
 
+# own_suites VARIANT STAGE: the suites to run.  The gcc build runs every suite
+# that applies (suites_for).  The sanitizer and valgrind builds, which cost ten
+# to fifty times as much, run on each stage the suites written for it (NAME_FROM
+# is that stage), and every suite on the last stage: each suite still runs
+# under every tool on its own stage and on the newest, and `make
+# check-sanitize STAGE=NN` (one stage) still runs them all there.
+own_suites() {
+    case $1 in gcc|clang) suites_for "$2"; return ;; esac
+    last=$(echo "$STAGES" | tail -n 1)
+    if [ -n "$only" ] || [ "$2" = "$last" ]; then
+        suites_for "$2"
+        return
+    fi
+    n=$(stage_num "$2")
+    for s in $(suites_for "$2"); do
+        eval "from=\${${s}_FROM}"
+        [ "$from" -eq "$n" ] && echo "$s"
+    done
+}
+
 # stage_tests VARIANT: build, suites, conformance and pinned outputs of every
 # stage.  A stage with several selector backends (its Makefile's SELECTORS,
 # from chapter 07 on) runs them all once per backend, chosen by LOOP_BACKEND.
@@ -56,7 +76,7 @@ stage_tests() {
         fi
         record "$1: build $st" build_stage "$st" || continue
         suites=""
-        for s in $(suites_for "$st"); do
+        for s in $(own_suites "$1" "$st"); do
             record "$1: build check_$s for $st" build_suite "$s" "$st" && suites="$suites $s"
         done
         if [ -f "code/$st/trace.c" ]; then  # the scenarios, once for all backends
@@ -160,8 +180,10 @@ valgrind)
     exercise_tests valgrind
     # Threaded stages: the cross-thread stress suite under helgrind too (it
     # scales itself down when CK_FORK=no, which variant valgrind sets).
+    # (Where valgrind built it: own_suites.)
     for st in $STAGES; do
         [ "$(stage_num "$st")" -ge "$THREADED_FROM" ] || continue
+        [ -x "$OUT/unit/check_threadsafe-$st" ] || continue
         record "helgrind: check_threadsafe on $st" \
             valgrind --tool=helgrind -q --error-exitcode=99 "$OUT/unit/check_threadsafe-$st"
     done
