@@ -23,6 +23,8 @@ internal error of this harness.
 
 import asyncio
 import asyncio.format_helpers
+import collections.abc
+import gc
 import logging
 import re
 import selectors
@@ -30,6 +32,7 @@ import signal
 import socket
 import sys
 import traceback
+import weakref
 
 MAX_ABS_NUMBER = 1e9
 MAX_LABEL_LEN = 32
@@ -48,6 +51,32 @@ LABELLED = (b"soon", b"later", b"at", b"io", b"threadsafe")   # lines that may h
 ACTIONS_08 = (b"raise", b"interrupt", b"block", b"debug", b"handler", b"run", b"close",
               b"sighandler", b"sigremove", b"signal")
 HANDLERS = ("default", "custom", "failing")
+# Stage 09 on: futures and tasks (chapter 09).  A `task` or `coro` line's
+# indented lines are its BODY (the lines of an `async def`).
+ACTIONS_09 = (b"future", b"task", b"coro", b"set", b"fail", b"run_until", b"main",
+              b"sleep", b"await", b"call", b"gather", b"gather_exceptions", b"wait_for",
+              b"return", b"catch")
+BODY_ONLY = ("sleep", "await", "call", "gather", "gather_exceptions", "wait_for", "return", "catch")
+NOT_IN_BODY = ("io", "signal", "block", "interrupt", "debug", "handler", "run", "close",
+               "sighandler", "sigremove", "coro", "main", "run_until")
+TOP_ONLY_09 = ("coro", "main", "run_until")
+CALLBACKS = ("soon", "later", "at", "io", "threadsafe", "sighandler")   # children: a callback's
+MAX_GATHER = 8                    # labels after gather, at most
+# What a reference may name: the kinds (the verbs of the lines that define
+# labels) each verb accepts, and how its messages say it.
+REFERS = {
+    "await": (("future", "task"), "future or task"),
+    "call": (("coro",), "coro"),
+    "main": (("coro",), "coro"),
+    "set": (("future",), "future"),
+    "fail": (("future",), "future"),
+    "gather": (("future", "task", "coro"), "future, task or coro"),
+    "gather_exceptions": (("future", "task", "coro"), "future, task or coro"),
+    "wait_for": (("future", "task", "coro"), "future, task or coro"),
+    "run_until": (("future", "task", "coro"), "future, task or coro"),
+    "cancel": (("soon", "later", "at", "threadsafe", "sighandler", "future", "task"),
+               "soon, later, at, future or task"),
+}
 
 
 # --------------------------------------------------------------------- parsing
@@ -61,7 +90,7 @@ class ScenarioError(Exception):
 class Node:
     """One action line.  `children` run each time this line's callback runs."""
     __slots__ = ("action", "number", "label", "line", "col", "label_col",
-                 "indent", "children", "first_io")
+                 "indent", "children", "first_io", "refs", "value", "body")
 
     def __init__(self, action, line, col, indent):
         self.action = action          # str: 'soon', 'later', ...
@@ -71,6 +100,9 @@ class Node:
         self.label_col = None
         self.children = []
         self.first_io = False         # for io: is this the label's first io line
+        self.refs = []                # stage 09: the labels it names, [(label, col)]
+        self.value = None             # return V, set F V: the word V
+        self.body = False             # is it a line of a task or coro body
 
 
 class Scenario:
@@ -113,9 +145,11 @@ def parse(data, stage=99):
         raise ScenarioError(line, col, msg)
 
     sc = Scenario()
-    defined = {}                      # label -> (kind 'timer'|'io', line number)
-    cancels = []                      # cancel Nodes, checked after the whole file
+    defined = {}                      # label -> (kind 'timer'|'io'|'future'|'task'|'coro', line, verb)
+    refers = []                       # cancel Nodes (and stage 09's references), checked
+                                      #   after the whole file
     stack = []                        # open lines, outermost first: [Node]
+    parents = CALLBACKS + (("task", "coro") if stage >= 9 else ())
     lines = data.split(b"\n")
     for lineno, raw in enumerate(lines, 1):
         content = raw.split(b"#", 1)[0]
@@ -138,7 +172,7 @@ def parse(data, stage=99):
         # --- structure: who is the parent of this line?
         if stack and indent > stack[-1].indent:
             parent = stack[-1]
-            if parent.action not in ("soon", "later", "at", "io", "threadsafe", "sighandler"):
+            if parent.action not in parents:
                 raise ScenarioError(lineno, col0, "'%s' cannot have children" % parent.action)
             if parent.action == "io" and not parent.first_io:
                 first = sc.io_node[parent.label]
@@ -156,12 +190,21 @@ def parse(data, stage=99):
             if stack:
                 stack.pop()           # a sibling replaces the previous line
         parent = stack[-1] if stack else None
+        in_body = parent is not None and parent.action in ("task", "coro")
 
         # --- the action
         word, wcol = tokens[0]
-        if word not in ACTIONS and not (stage >= 8 and word in ACTIONS_08):
+        if word not in ACTIONS and not (stage >= 8 and word in ACTIONS_08) \
+                and not (stage >= 9 and word in ACTIONS_09):
             raise ScenarioError(lineno, wcol,
                                 "unknown action %s (expected soon, later, at, io, stop or cancel)" % q(word))
+        verb = word.decode()
+        if in_body and verb in NOT_IN_BODY:
+            raise ScenarioError(lineno, wcol, "'%s' is not allowed in a task body" % verb)
+        if not in_body and verb in BODY_ONLY:
+            raise ScenarioError(lineno, wcol, "'%s' is allowed only in a task or coro body" % verb)
+        if verb in TOP_ONLY_09 and parent is not None:
+            raise ScenarioError(lineno, wcol, "'%s' lines must be at top level (not indented)" % verb)
         if word == b"cancel" and stage < 5:
             raise ScenarioError(lineno, wcol, "cancel needs stage 05")
         if word == b"threadsafe" and stage < 6:
@@ -172,15 +215,29 @@ def parse(data, stage=99):
             raise ScenarioError(lineno, wcol, "'signal' lines must be at top level (not indented)")
         if word in (b"raise", b"interrupt", b"block") and parent is None:
             raise ScenarioError(lineno, wcol, "'%s' must be indented under a callback" % word.decode())
-        node = Node(word.decode(), lineno, wcol, indent)
+        node = Node(verb, lineno, wcol, indent)
+        node.body = in_body
 
-        # --- the arguments, left to right
-        if word in (b"stop", b"raise", b"interrupt", b"run", b"close", b"sigremove"):
+        # --- the arguments, left to right.  "label": a label this line
+        # defines (or, for cancel and handler, names); "ref": one it names;
+        # "value": a word it passes along (return V, set F V).
+        if word in (b"stop", b"raise", b"interrupt", b"run", b"close", b"sigremove", b"catch"):
             wants = []
         elif word in (b"later", b"at", b"io"):
             wants = ["number", "label"]
-        elif word in (b"block", b"debug", b"signal"):
+        elif word in (b"block", b"debug", b"signal", b"sleep"):
             wants = ["number"]
+        elif word == b"set":
+            wants = ["ref", "value"]
+        elif word == b"wait_for":
+            wants = ["ref", "number"]
+        elif word in (b"fail", b"await", b"call", b"main", b"run_until"):
+            wants = ["ref"]
+        elif word in (b"gather", b"gather_exceptions"):
+            # one label at least, and as many more as the line holds (up to MAX_GATHER)
+            wants = ["ref"] * max(1, min(len(tokens) - 1, MAX_GATHER))
+        elif word == b"return":
+            wants = ["value"]
         else:
             wants = ["label"]
         for k, kind in enumerate(wants):
@@ -188,7 +245,8 @@ def parse(data, stage=99):
             if k + 1 >= len(tokens):
                 last, lcol = tokens[-1]
                 raise ScenarioError(lineno, lcol + len(last),
-                                    "expected a %s after %s, got end of line" % (kind, q(prefix)))
+                                    "expected a %s after %s, got end of line"
+                                    % ("number" if kind == "number" else "label", q(prefix)))
             tok, tcol = tokens[k + 1]
             if kind == "number":
                 if not NUMBER_RE.fullmatch(tok):
@@ -202,6 +260,10 @@ def parse(data, stage=99):
                     raise ScenarioError(lineno, tcol, "block needs a duration >= 0, got %s" % q(tok))
                 if word == b"debug" and x != 0 and x != 1:
                     raise ScenarioError(lineno, tcol, "debug takes 0 or 1, got %s" % q(tok))
+                if word == b"sleep" and x < 0:
+                    raise ScenarioError(lineno, tcol, "sleep needs a duration >= 0, got %s" % q(tok))
+                if word == b"wait_for" and x < 0:
+                    raise ScenarioError(lineno, tcol, "wait_for needs a timeout >= 0, got %s" % q(tok))
                 node.number = x
             else:
                 if not LABEL_RE.fullmatch(tok):
@@ -213,19 +275,27 @@ def parse(data, stage=99):
                     raise ScenarioError(lineno, tcol,
                                         "label %s is longer than %d characters" % (q(tok), MAX_LABEL_LEN))
                 label = tok.decode("ascii")
+                if kind == "value":
+                    node.value = label
+                    continue
+                if kind == "ref":
+                    node.refs.append((label, tcol))
+                    if node.label is None:
+                        node.label, node.label_col = label, tcol
+                    continue
                 node.label, node.label_col = label, tcol
                 if word == b"handler":
                     if label not in HANDLERS:
                         raise ScenarioError(lineno, tcol, "unknown handler %s (expected default, "
                                             "custom or failing)" % q(tok))
                 elif word == b"cancel":
-                    pass
+                    node.refs.append((label, tcol))
                 elif word == b"io" and defined.get(label, ("io",))[0] == "io":
                     if label not in defined:
                         if len(sc.io_labels) >= MAX_IO_LABELS:
                             raise ScenarioError(lineno, tcol,
                                                 "too many io labels (at most %d)" % MAX_IO_LABELS)
-                        defined[label] = ("io", lineno)
+                        defined[label] = ("io", lineno, "io")
                         sc.io_labels.append(label)
                         sc.io_node[label] = node
                         node.first_io = True
@@ -233,30 +303,44 @@ def parse(data, stage=99):
                     raise ScenarioError(lineno, tcol, "label %s is already defined on line %d"
                                         % (q(tok), defined[label][1]))
                 else:
-                    defined[label] = ("timer", lineno)
+                    kind_of = verb if verb in ("future", "task", "coro") else "timer"
+                    defined[label] = (kind_of, lineno, verb)
         if len(tokens) > len(wants) + 1:
             tok, tcol = tokens[len(wants) + 1]
             prefix = b" ".join(t for t, _ in tokens[:len(wants) + 1])
+            if word in (b"gather", b"gather_exceptions"):
+                raise ScenarioError(lineno, tcol, "too many labels after %s (at most %d)"
+                                    % (q(word), MAX_GATHER))
             raise ScenarioError(lineno, tcol, "unexpected %s after %s" % (q(tok), q(prefix)))
 
         if parent is None:
             sc.top.append(node)
         else:
             parent.children.append(node)
-        if node.action == "cancel":
-            cancels.append(node)
+        if node.refs:
+            refers.append(node)
         stack.append(node)
 
-    # Pass 2: what a cancel refers to is known only once the whole file is read.
-    for node in cancels:
-        kind = defined.get(node.label, (None,))[0]
-        if kind is None:
-            raise ScenarioError(node.line, node.label_col,
-                                "cancel of unknown label '%s' (no soon, later or at line defines it)"
-                                % node.label)
-        if kind == "io":
-            raise ScenarioError(node.line, node.label_col,
-                                "cannot cancel io label '%s' (only soon, later and at labels)" % node.label)
+    # Pass 2: what a cancel (or, stage 09, an await, a gather, ...) refers
+    # to is known only once the whole file is read.
+    for node in refers:
+        if node.action == "cancel":
+            kind = defined.get(node.label, (None,))[0]
+            if kind is None:
+                raise ScenarioError(node.line, node.label_col,
+                                    "cancel of unknown label '%s' (no soon, later or at line defines it)"
+                                    % node.label)
+            if kind == "io":
+                raise ScenarioError(node.line, node.label_col,
+                                    "cannot cancel io label '%s' (only soon, later and at labels)" % node.label)
+        kinds, words = REFERS[node.action]
+        for label, col in node.refs:
+            if label not in defined:
+                raise ScenarioError(node.line, col, "%s of unknown label '%s' (no %s line defines it)"
+                                    % (node.action, label, words))
+            if defined[label][2] not in kinds:
+                raise ScenarioError(node.line, col, "%s of %s label '%s' (it needs a %s label)"
+                                    % (node.action, defined[label][2], label, words))
     return sc
 
 
@@ -272,6 +356,19 @@ class VirtualLoop(asyncio.SelectorEventLoop):
 
     def time(self):
         return self._vnow
+
+    # Stage 09: what Future.__del__ and Task.__del__ report depends on when
+    # the last reference goes (refcounts, the cycle collector), which the C
+    # loop cannot mirror; the harness keeps every future and task alive
+    # until the run ends instead, and these three messages never reach the
+    # handler (default, custom or failing).  The check suites test them.
+    DROPPED = ("Future exception was never retrieved", "Task exception was never retrieved",
+               "Task was destroyed but it is pending!")
+
+    def call_exception_handler(self, context):
+        if context.get("message") in self.DROPPED:
+            return
+        super().call_exception_handler(context)
 
 
 class VirtualSelector(selectors.BaseSelector):
@@ -349,6 +446,94 @@ _asyncio_logger.propagate = False
 asyncio.format_helpers.extract_stack = lambda f=None, limit=None: traceback.StackSummary()
 
 
+# ------------------------------------------------ stage 09: futures and tasks
+
+class Coro(collections.abc.Coroutine):
+    """The coroutine object of a `task` or `coro` body: what C() returns.
+
+    asyncio names a coroutine in reprs by its __qualname__ and, when it has
+    a code object (cr_code), adds where it runs ("main() running at
+    file.py:12"); C has no code objects.  This wrapper has the label as its
+    __qualname__ and no cr_code, so asyncio prints it as "LABEL()", as
+    the C task_repr prints a coro_t.  The real `async def` coroutine that
+    interprets the body is made at the first send(), so a wrapper that never
+    runs (a refused create_task) leaves no "never awaited" warning."""
+
+    def __init__(self, label, make):
+        self.__qualname__ = label
+        self._make = make
+        self._co = None
+
+    def _coro(self):
+        if self._co is None:
+            self._co = self._make()
+        return self._co
+
+    def send(self, value):
+        return self._coro().send(value)
+
+    def throw(self, typ, val=None, tb=None):
+        return self._coro().throw(typ, val, tb)
+
+    def close(self):
+        if self._co is not None:
+            self._co.close()
+
+    def __await__(self):
+        return self
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.send(None)
+
+
+# asyncio.all_tasks() is a set, which CPython iterates in memory-address
+# order: Runner.close cancels the remaining tasks in that order, and so the
+# trace would depend on malloc.  The harness numbers every task its factory
+# makes and replaces all_tasks by one that returns the same tasks ordered by
+# creation, as the C loop_all_tasks() returns them.  (Runner.close's
+# _cancel_all_tasks looks it up as tasks.all_tasks at each call.)
+_TASK_RANK = weakref.WeakKeyDictionary()
+_original_all_tasks = asyncio.tasks.all_tasks
+
+
+def _all_tasks_by_creation(loop=None):
+    return sorted(_original_all_tasks(loop), key=lambda t: _TASK_RANK.get(t, -1))
+
+
+asyncio.tasks.all_tasks = _all_tasks_by_creation
+asyncio.all_tasks = _all_tasks_by_creation
+
+
+def format_error(e):
+    """An error as the trace prints it: "TYPE: MESSAGE", or "TYPE" when
+    the message is empty; a message ending in a repr ("Task cannot await
+    on itself: <Task ...>") up to the ": <"."""
+    msg = str(e)
+    cut = msg.find(": <")
+    if cut >= 0:
+        msg = msg[:cut]
+    return type(e).__name__ + (": " + msg if msg else "")
+
+
+def format_value(v):
+    """A value: None, a label word, or a gather list of values and errors."""
+    if v is None:
+        return "None"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_error(x) if isinstance(x, BaseException) else format_value(x)
+                               for x in v) + "]"
+    return str(v)
+
+
+def what(node):
+    """A line as its trace lines name it: the verb and its label arguments,
+    no numbers and no values ("gather a b", "wait_for t", "sleep", "set f")."""
+    return " ".join([node.action] + [label for label, _ in node.refs])
+
+
 class Harness:
     def __init__(self, scenario, out, stage=99):
         self.sc = scenario
@@ -364,6 +549,12 @@ class Harness:
         self.loop.set_debug(False)     # PYTHONASYNCIODEBUG must not change anything
         self.failure = None
         self.stage = stage
+        self.over = False              # the trace has ended: print nothing more
+        self.keep = []                 # stage 09: every future and task, until the end
+        self.coros = {node.label: node for node in scenario.top if node.action == "coro"}
+        self.task_count = 0
+        if stage >= 9:
+            self.loop.set_task_factory(self._task_factory)
         if stage >= 8:                 # a failing callback is part of the trace
             TRACE_LOG.out = out
             self.loop.set_exception_handler(None)
@@ -424,10 +615,17 @@ class Harness:
         loop.stop()
 
     def _trace(self, label):
+        if self.over:
+            return
         self.out.write("%.6f tick %d %s\n" % (self.loop.time(), self.ticks, label))
 
     def _refused(self, node, exc):
-        what = node.action + (" " + node.label if node.label and node.action != "handler" else "")
+        if self.over:
+            return
+        if node.refs:                 # stage 09's verbs: every label they name
+            what = globals()["what"](node)
+        else:
+            what = node.action + (" " + node.label if node.label and node.action != "handler" else "")
         self.out.write("%.6f tick %d %s refused: %s\n" % (self.loop.time(), self.ticks, what, exc))
 
     def _handler(self, loop, context, failing=False):
@@ -471,6 +669,120 @@ class Harness:
             if self.stage < 8 or node.action == "raise":   # a scenario's own raise
                 raise
             self._refused(node, e)
+        except asyncio.InvalidStateError as e:   # set / fail on a done future
+            self._refused(node, e)
+
+    # -- stage 09: futures, tasks and the bodies they run
+    def _task_factory(self, loop, coro, context=None):
+        """Every task is named after the coroutine it runs (a body's label:
+        `task T`, or a coro C that gather, wait_for, run_until or main wraps
+        in a task), numbered for all_tasks, and kept until the run ends."""
+        task = asyncio.Task(coro, loop=loop, name=getattr(coro, "__qualname__", None),
+                            context=context)
+        _TASK_RANK[task] = self.task_count
+        self.task_count += 1
+        self.keep.append(task)
+        return task
+
+    def _done_cb(self, label):
+        def done(fut):
+            if fut.cancelled():
+                self._trace("%s: cancelled" % label)
+            elif fut.exception() is not None:
+                self._trace("%s: error %s" % (label, format_error(fut.exception())))
+            else:
+                self._trace("%s: result %s" % (label, format_value(fut.result())))
+        done.__qualname__ = label + "_done"
+        return done
+
+    def new_coro(self, label, nodes):
+        return Coro(label, lambda: self.body(label, nodes))
+
+    def resolve(self, node):
+        """The awaitables a line names: the most recent future or task of each
+        label, a new coroutine object for a coro label; None (after printing
+        "VERB X refused: no X yet") if a future or task is not there yet."""
+        found = []
+        for label, _ in node.refs:
+            if label in self.coros:
+                found.append(None)
+            elif label in self.handles:
+                found.append(self.handles[label])
+            else:
+                self._refused(node, "no %s yet" % label)
+                return None
+        return [self.new_coro(label, self.coros[label].children) if f is None else f
+                for (label, _), f in zip(node.refs, found)]
+
+    def awaitable(self, node):
+        if node.action == "sleep":
+            return asyncio.sleep(node.number)
+        args = self.resolve(node)
+        if args is None:
+            return None
+        if node.action in ("await", "call"):
+            return args[0]
+        if node.action == "gather":
+            return asyncio.gather(*args)
+        if node.action == "gather_exceptions":
+            return asyncio.gather(*args, return_exceptions=True)
+        return asyncio.wait_for(args[0], node.number)
+
+    async def body(self, label, nodes):
+        """A task's or coro's body: the `async def` the scenario describes."""
+        self._trace("%s start" % label)
+        catching = False
+        for node in nodes:
+            a = node.action
+            if a == "catch":
+                catching = True
+            elif a == "return":
+                return node.value
+            elif a == "raise":
+                raise RuntimeError(label)
+            elif a in BODY_ONLY:
+                aw = self.awaitable(node)
+                if aw is None:
+                    continue
+                try:
+                    value = await aw
+                except (Exception, asyncio.CancelledError) as e:
+                    self._trace("%s %s -> error %s" % (label, what(node), format_error(e)))
+                    if not catching:
+                        raise
+                    continue
+                self._trace("%s %s -> %s" % (label, what(node), format_value(value)))
+            else:
+                self.execute(node, label)
+        return None
+
+    def run_until(self, node):
+        args = self.resolve(node)
+        if args is None:
+            return
+        try:
+            value = self.loop.run_until_complete(args[0])
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt) as e:
+            self._trace("run_until %s -> error %s" % (node.label, format_error(e)))
+            return
+        self._trace("run_until %s -> %s" % (node.label, format_value(value)))
+
+    def run_main(self, node):
+        """asyncio.Runner(loop_factory=...).run(C()), then its close():
+        asyncio.run(C()) on the harness's loop."""
+        runner = asyncio.Runner(loop_factory=lambda: self.loop)
+        try:
+            value = runner.run(self.new_coro(node.label, self.coros[node.label].children))
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt) as e:
+            self._trace("main %s -> error %s" % (node.label, format_error(e)))
+        else:
+            self._trace("main %s -> %s" % (node.label, format_value(value)))
+        try:
+            runner.close()
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt):
+            pass                      # the loop is closed all the same
+        if not self.loop.is_closed():
+            self.loop.close()
 
     def _execute(self, node, inside):
         loop = self.loop
@@ -517,6 +829,28 @@ class Harness:
             h = self.handles.get(node.label)
             if h is not None:
                 h.cancel()
+        elif a == "future":
+            fut = loop.create_future()
+            fut.add_done_callback(self._done_cb(node.label))
+            self.handles[node.label] = fut
+            self.keep.append(fut)
+        elif a == "task":
+            task = loop.create_task(self.new_coro(node.label, node.children))
+            task.add_done_callback(self._done_cb(node.label))
+            self.handles[node.label] = task
+        elif a == "coro":
+            pass                      # a definition: it runs nothing
+        elif a in ("set", "fail"):
+            args = self.resolve(node)
+            if args is not None:
+                if a == "set":
+                    args[0].set_result(node.value)
+                else:
+                    args[0].set_exception(RuntimeError(node.label))
+        elif a == "run_until":
+            self.run_until(node)
+        elif a == "main":
+            self.run_main(node)
         elif a == "io":
             if node.first_io:
                 r, w = socket.socketpair()
@@ -558,9 +892,16 @@ class Harness:
             raise RuntimeError("a callback failed: %r" % (self.failure,))
         if self.hit_limit:
             self.out.write("# stopped after %d ticks\n" % TICK_LIMIT)
+        self.over = True
 
     def close(self):
+        self.over = True
         self.loop.close()
+        # Let go of the futures and tasks now, while nothing prints: their
+        # __del__ messages are dropped (VirtualLoop.call_exception_handler).
+        self.keep.clear()
+        self.handles.clear()
+        gc.collect()
         for r, w in self.socks.values():
             r.close()
             w.close()
