@@ -1,0 +1,1 @@
+/usr/bin/python3 -B tests/conformance/runs/coro.py
