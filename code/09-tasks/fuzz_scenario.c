@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    for (int stage = 3; stage <= 8; stage++) {
+    for (int stage = 3; stage <= 9; stage++) {
         scenario_t s;
         char *err;
         int rc = scenario_parse((const char *)data, size, "fuzz.scn", stage, &s, &err);
@@ -38,9 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
                 bool call = a->kind == ACTION_SOON || a->kind == ACTION_LATER ||
                             a->kind == ACTION_AT || a->kind == ACTION_THREADSAFE ||
-                            a->kind == ACTION_CANCEL || a->kind == ACTION_SIGHANDLER;
+                            a->kind == ACTION_CANCEL || a->kind == ACTION_SIGHANDLER ||
+                            a->kind == ACTION_FUTURE || a->kind == ACTION_TASK ||
+                            a->kind == ACTION_CORO;
                 if (call && (a->call < 0 || a->call >= s.ncalls))
                     abort();
+                /* Stage 09: every reference points at a line that defines it. */
+                for (int i = 0; i < a->nrefs; i++)
+                    if (a->refs[i].def == NULL || strcmp(a->refs[i].def->label, a->refs[i].label) != 0)
+                        abort();
             }
         }
         scenario_free(&s);

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_WORDS 4 /* the most a line may hold, and one more */
+#define MAX_WORDS (SCENARIO_GATHER_MAX + 2) /* the most a line may hold (gather and */
+                                            /*   its labels), and one more */
 #define NUMBER_MAX 1e9
 
 typedef struct word {
@@ -36,8 +37,9 @@ typedef struct word {
  * where its next line goes. */
 typedef struct frame {
     long indent;
-    action_t *last;  /* the level's most recent line; NULL before the first */
-    action_t **tail; /* where the level's next line goes */
+    action_t *parent; /* the line the level is under; NULL at the top level */
+    action_t *last;   /* the level's most recent line; NULL before the first */
+    action_t **tail;  /* where the level's next line goes */
 } frame_t;
 
 typedef struct parser {
@@ -298,7 +300,7 @@ static int define_label(parser_t *p, action_t *a, long col)
 
 /* ---- one line ----------------------------------------------------------- */
 
-static int push_frame(parser_t *p, long indent, action_t **tail)
+static int push_frame(parser_t *p, long indent, action_t *parent, action_t **tail)
 {
     if (p->nframes == p->capframes) {
         size_t cap = p->capframes ? 2 * p->capframes : 16;
@@ -308,7 +310,7 @@ static int push_frame(parser_t *p, long indent, action_t **tail)
         p->frames = f;
         p->capframes = cap;
     }
-    p->frames[p->nframes++] = (frame_t){indent, NULL, tail};
+    p->frames[p->nframes++] = (frame_t){indent, parent, NULL, tail};
     return 0;
 }
 
@@ -317,8 +319,21 @@ static const char *kind_name(action_kind k)
     static const char *names[] = {"soon",      "later",   "at",    "stop",  "io",
                                   "cancel",    "threadsafe", "raise", "interrupt",
                                   "block",     "debug",   "handler", "run",   "close",
-                                  "sighandler", "sigremove", "signal"};
+                                  "sighandler", "sigremove", "signal",
+                                  "future",    "task",    "coro",  "set",   "fail",
+                                  "run_until", "main",    "sleep", "await", "call",
+                                  "gather",    "gather_exceptions", "wait_for",
+                                  "return",    "catch"};
     return names[k];
+}
+
+/* Does a line of this kind have children?  A callback's lines (soon,
+ * later, at, io, threadsafe, sighandler) or a body (task, coro). */
+static bool has_children(action_kind k)
+{
+    return k == ACTION_SOON || k == ACTION_LATER || k == ACTION_AT || k == ACTION_IO ||
+           k == ACTION_THREADSAFE || k == ACTION_SIGHANDLER || k == ACTION_TASK ||
+           k == ACTION_CORO;
 }
 
 /* @region structure */
@@ -335,15 +350,13 @@ static int find_level(parser_t *p, long indent)
         if (parent == NULL)
             return error_at(p, col, "first action line is indented "
                                     "(top-level lines start in column 1)");
-        if (parent->kind != ACTION_SOON && parent->kind != ACTION_LATER &&
-            parent->kind != ACTION_AT && parent->kind != ACTION_IO &&
-            parent->kind != ACTION_THREADSAFE && parent->kind != ACTION_SIGHANDLER)
+        if (!has_children(parent->kind))
             return error_at(p, col, "'%s' cannot have children", kind_name(parent->kind));
         if (parent->kind == ACTION_IO && p->s->io[parent->io] != parent)
             return error_at(p, col,
                             "children of io label '%s' must be under its first io line "
                             "(line %ld)", parent->label, p->s->io[parent->io]->line);
-        return push_frame(p, indent, &parent->children);
+        return push_frame(p, indent, parent, &parent->children);
     }
     while (p->frames[p->nframes - 1].indent > indent)
         p->nframes--; /* frames[0] has indent 0: it always stays */
@@ -353,21 +366,67 @@ static int find_level(parser_t *p, long indent)
 }
 /* @end structure */
 
+/* What each verb takes, one letter per argument: L a label it defines (or,
+ * for cancel and handler, names), N a number, R a label it refers to, V a
+ * word it passes along (return V), G one to SCENARIO_GATHER_MAX labels it
+ * refers to.  And where it may be: anywhere, only in a body, only at the
+ * top level, anywhere but a body. */
+enum place { ANYWHERE, BODY_ONLY, TOP_ONLY, NOT_IN_BODY };
+
 static const struct {
     const char *name;
     action_kind kind;
-    int nargs; /* 0: none; 1: LABEL; 2: NUMBER LABEL; 3: NUMBER */
+    const char *args;
     int stage; /* the first stage that has it */
+    enum place place;
 } verbs[] = {
-    {"soon", ACTION_SOON, 1, 3},     {"later", ACTION_LATER, 2, 3}, {"at", ACTION_AT, 2, 3},
-    {"io", ACTION_IO, 2, 3},         {"stop", ACTION_STOP, 0, 3},   {"cancel", ACTION_CANCEL, 1, 5},
-    {"threadsafe", ACTION_THREADSAFE, 1, 6},
-    {"raise", ACTION_RAISE, 0, 8},   {"interrupt", ACTION_INTERRUPT, 0, 8},
-    {"block", ACTION_BLOCK, 3, 8},   {"debug", ACTION_DEBUG, 3, 8},
-    {"handler", ACTION_HANDLER, 1, 8}, {"run", ACTION_RUN, 0, 8},
-    {"close", ACTION_CLOSE, 0, 8},   {"sighandler", ACTION_SIGHANDLER, 1, 8},
-    {"sigremove", ACTION_SIGREMOVE, 0, 8}, {"signal", ACTION_SIGNAL, 3, 8},
+    {"soon", ACTION_SOON, "L", 3, ANYWHERE},     {"later", ACTION_LATER, "NL", 3, ANYWHERE},
+    {"at", ACTION_AT, "NL", 3, ANYWHERE},        {"io", ACTION_IO, "NL", 3, NOT_IN_BODY},
+    {"stop", ACTION_STOP, "", 3, ANYWHERE},      {"cancel", ACTION_CANCEL, "L", 5, ANYWHERE},
+    {"threadsafe", ACTION_THREADSAFE, "L", 6, ANYWHERE},
+    {"raise", ACTION_RAISE, "", 8, ANYWHERE},    {"interrupt", ACTION_INTERRUPT, "", 8, NOT_IN_BODY},
+    {"block", ACTION_BLOCK, "N", 8, NOT_IN_BODY}, {"debug", ACTION_DEBUG, "N", 8, NOT_IN_BODY},
+    {"handler", ACTION_HANDLER, "L", 8, NOT_IN_BODY}, {"run", ACTION_RUN, "", 8, NOT_IN_BODY},
+    {"close", ACTION_CLOSE, "", 8, NOT_IN_BODY}, {"sighandler", ACTION_SIGHANDLER, "L", 8, NOT_IN_BODY},
+    {"sigremove", ACTION_SIGREMOVE, "", 8, NOT_IN_BODY},
+    {"signal", ACTION_SIGNAL, "N", 8, NOT_IN_BODY},
+    {"future", ACTION_FUTURE, "L", 9, ANYWHERE}, {"task", ACTION_TASK, "L", 9, ANYWHERE},
+    {"coro", ACTION_CORO, "L", 9, TOP_ONLY},     {"set", ACTION_SET, "RV", 9, ANYWHERE},
+    {"fail", ACTION_FAIL, "R", 9, ANYWHERE},     {"run_until", ACTION_RUN_UNTIL, "R", 9, TOP_ONLY},
+    {"main", ACTION_MAIN, "R", 9, TOP_ONLY},     {"sleep", ACTION_SLEEP, "N", 9, BODY_ONLY},
+    {"await", ACTION_AWAIT, "R", 9, BODY_ONLY},  {"call", ACTION_CALL, "R", 9, BODY_ONLY},
+    {"gather", ACTION_GATHER, "G", 9, BODY_ONLY},
+    {"gather_exceptions", ACTION_GATHER_EXCEPTIONS, "G", 9, BODY_ONLY},
+    {"wait_for", ACTION_WAIT_FOR, "RN", 9, BODY_ONLY},
+    {"return", ACTION_RETURN, "V", 9, BODY_ONLY}, {"catch", ACTION_CATCH, "", 9, BODY_ONLY},
 };
+
+/* What a reference may name (bits: 1 << the defining line's kind), and
+ * how its messages say it. */
+#define K(kind) (1u << (kind))
+static unsigned ref_kinds(action_kind k, const char **words)
+{
+    switch (k) {
+    case ACTION_AWAIT:
+        *words = "future or task";
+        return K(ACTION_FUTURE) | K(ACTION_TASK);
+    case ACTION_CALL:
+    case ACTION_MAIN:
+        *words = "coro";
+        return K(ACTION_CORO);
+    case ACTION_SET:
+    case ACTION_FAIL:
+        *words = "future";
+        return K(ACTION_FUTURE);
+    case ACTION_CANCEL:
+        *words = "soon, later, at, future or task";
+        return K(ACTION_SOON) | K(ACTION_LATER) | K(ACTION_AT) | K(ACTION_THREADSAFE) |
+               K(ACTION_SIGHANDLER) | K(ACTION_FUTURE) | K(ACTION_TASK);
+    default: /* gather, gather_exceptions, wait_for, run_until */
+        *words = "future, task or coro";
+        return K(ACTION_FUTURE) | K(ACTION_TASK) | K(ACTION_CORO);
+    }
+}
 
 /* The words w[0 .. k] as written, one space apart: "later 1" in
  * "expected a label after 'later 1'".  They may be as long as the line, so
@@ -439,19 +498,30 @@ static int parse_line(parser_t *p, const char *line, size_t len)
     /* Where it goes, before what it is. */
     if (find_level(p, indent) < 0)
         return -1;
-    bool nested = p->nframes > 1;
+    action_t *parent = p->frames[p->nframes - 1].parent;
+    bool nested = parent != NULL;
+    bool in_body = nested && (parent->kind == ACTION_TASK || parent->kind == ACTION_CORO);
 
     size_t v = 0, nverbs = sizeof verbs / sizeof verbs[0];
-    /* Chapter 08's verbs do not exist before stage 08: an unknown action
-     * there, as in stage 07's own parser. */
+    /* Chapter 08's and 09's verbs do not exist before their stage: an
+     * unknown action there, as in the earlier stage's own parser. */
     while (v < nverbs &&
            !(strlen(verbs[v].name) == w[0].len && memcmp(verbs[v].name, w[0].s, w[0].len) == 0 &&
-             (verbs[v].stage < 8 || p->stage >= 8)))
+             (verbs[v].stage < 8 || p->stage >= verbs[v].stage)))
         v++;
     if (v == nverbs)
         return error_at(p, w[0].col,
                         "unknown action '%.*s' (expected soon, later, at, io, stop or cancel)",
                         (int)w[0].len, w[0].s);
+    enum place place = verbs[v].place;
+    if (in_body && (place == NOT_IN_BODY || place == TOP_ONLY))
+        return error_at(p, w[0].col, "'%s' is not allowed in a task body", verbs[v].name);
+    if (!in_body && place == BODY_ONLY)
+        return error_at(p, w[0].col, "'%s' is allowed only in a task or coro body",
+                        verbs[v].name);
+    if (place == TOP_ONLY && nested)
+        return error_at(p, w[0].col, "'%s' lines must be at top level (not indented)",
+                        verbs[v].name);
     if (verbs[v].kind == ACTION_CANCEL && p->stage < 5)
         return error_at(p, w[0].col, "cancel needs stage 05");
     if (verbs[v].kind == ACTION_THREADSAFE && p->stage < 6)
@@ -469,14 +539,33 @@ static int parse_line(parser_t *p, const char *line, size_t len)
         return out_of_memory(p);
     a->kind = verbs[v].kind;
     a->line = p->line;
+    a->body = in_body;
     *p->all_tail = a; /* owned from here on, even if the line is refused */
     p->all_tail = &a->all_next;
 
-    /* The arguments, left to right. */
-    int nargs = verbs[v].nargs;
-    int nwords = nargs == 3 ? 1 : nargs;
+    /* The arguments, left to right.  gather takes as many labels as the
+     * line holds, one at least, SCENARIO_GATHER_MAX at most. */
+    char args[SCENARIO_GATHER_MAX + 1];
+    if (strcmp(verbs[v].args, "G") == 0) {
+        size_t n = nw > 1 ? nw - 1 : 1;
+        if (n > SCENARIO_GATHER_MAX)
+            n = SCENARIO_GATHER_MAX;
+        memset(args, 'R', n);
+        args[n] = '\0';
+    } else {
+        strcpy(args, verbs[v].args);
+    }
+    int nwords = (int)strlen(args);
+    int nrefs = 0;
+    for (int k = 0; k < nwords; k++)
+        nrefs += args[k] == 'R';
+    if (nrefs > 0) {
+        a->refs = calloc((size_t)nrefs, sizeof *a->refs);
+        if (a->refs == NULL)
+            return out_of_memory(p);
+    }
     for (int k = 0; k < nwords; k++) {
-        bool want_number = (nargs == 2 && k == 0) || nargs == 3;
+        bool want_number = args[k] == 'N';
         const char *what = want_number ? "number" : "label";
         const char *pre = prefix(p, w, (size_t)k);
         if (pre == NULL)
@@ -502,6 +591,12 @@ static int parse_line(parser_t *p, const char *line, size_t len)
                                 (int)t->len, t->s);
             if (a->kind == ACTION_DEBUG && a->number != 0 && a->number != 1)
                 return error_at(p, t->col, "debug takes 0 or 1, got '%.*s'", (int)t->len, t->s);
+            if (a->kind == ACTION_SLEEP && a->number < 0)
+                return error_at(p, t->col, "sleep needs a duration >= 0, got '%.*s'",
+                                (int)t->len, t->s);
+            if (a->kind == ACTION_WAIT_FOR && a->number < 0)
+                return error_at(p, t->col, "wait_for needs a timeout >= 0, got '%.*s'",
+                                (int)t->len, t->s);
             continue;
         }
         if (!is_label(t))
@@ -512,9 +607,24 @@ static int parse_line(parser_t *p, const char *line, size_t len)
         if (t->len > SCENARIO_LABEL_MAX)
             return error_at(p, t->col, "label '%.*s' is longer than %d characters",
                             (int)t->len, t->s, SCENARIO_LABEL_MAX);
+        if (args[k] == 'V') { /* a word passed along, not a label */
+            memcpy(a->value, t->s, t->len);
+            a->value[t->len] = '\0';
+            continue;
+        }
+        if (args[k] == 'R') { /* named: checked once the whole file is read */
+            action_ref_t *r = &a->refs[a->nrefs++];
+            memcpy(r->label, t->s, t->len);
+            r->label[t->len] = '\0';
+            r->col = t->col;
+            if (a->label[0] != '\0')
+                continue; /* a->label: the first label it names */
+        }
         memcpy(a->label, t->s, t->len);
         a->label[t->len] = '\0';
         a->label_col = t->col;
+        if (args[k] == 'R')
+            continue;
         if (a->kind == ACTION_HANDLER) { /* a word, not a label */
             static const char *kinds[] = {"default", "custom", "failing"};
             int h = 0;
@@ -532,6 +642,9 @@ static int parse_line(parser_t *p, const char *line, size_t len)
     }
     if (nw > (size_t)nwords + 1) {
         const word_t *t = &w[nwords + 1];
+        if (verbs[v].args[0] == 'G')
+            return error_at(p, t->col, "too many labels after '%s' (at most %d)",
+                            verbs[v].name, SCENARIO_GATHER_MAX);
         const char *pre = prefix(p, w, (size_t)nwords);
         if (pre == NULL)
             return out_of_memory(p);
@@ -548,23 +661,41 @@ static int parse_line(parser_t *p, const char *line, size_t len)
 
 /* What a cancel names must be a call's label, defined anywhere in the
  * file: known only once the whole file is read.  The cancel then takes
- * that line's rank among the calls (action_t's `call`). */
-static int check_cancels(parser_t *p)
+ * that line's rank among the calls (action_t's `call`).  Stage 09's lines
+ * that name labels (await X, gather X Y, ...) are checked the same way,
+ * and each reference then points at the line that defines its label. */
+static int check_references(parser_t *p)
 {
     for (action_t *a = p->s->all; a != NULL; a = a->all_next) {
-        if (a->kind != ACTION_CANCEL)
-            continue;
-        action_t *target = find_label(p, a->label);
         p->line = a->line;
-        if (target == NULL)
-            return error_at(p, a->label_col,
-                            "cancel of unknown label '%s' (no soon, later or at line defines it)",
-                            a->label);
-        if (target->kind == ACTION_IO)
-            return error_at(p, a->label_col,
-                            "cannot cancel io label '%s' (only soon, later and at labels)",
-                            a->label);
-        a->call = target->call;
+        const char *words;
+        unsigned kinds = ref_kinds(a->kind, &words);
+        if (a->kind == ACTION_CANCEL) {
+            action_t *target = find_label(p, a->label);
+            if (target == NULL)
+                return error_at(p, a->label_col,
+                                "cancel of unknown label '%s' (no soon, later or at line "
+                                "defines it)", a->label);
+            if (target->kind == ACTION_IO)
+                return error_at(p, a->label_col,
+                                "cannot cancel io label '%s' (only soon, later and at labels)",
+                                a->label);
+            if (!(kinds & K(target->kind)))
+                return error_at(p, a->label_col, "cancel of %s label '%s' (it needs a %s label)",
+                                kind_name(target->kind), a->label, words);
+            a->call = target->call;
+        }
+        for (int i = 0; i < a->nrefs; i++) {
+            action_ref_t *r = &a->refs[i];
+            const action_t *def = find_label(p, r->label);
+            if (def == NULL)
+                return error_at(p, r->col, "%s of unknown label '%s' (no %s line defines it)",
+                                kind_name(a->kind), r->label, words);
+            if (!(kinds & K(def->kind)))
+                return error_at(p, r->col, "%s of %s label '%s' (it needs a %s label)",
+                                kind_name(a->kind), kind_name(def->kind), r->label, words);
+            r->def = def;
+        }
     }
     return 0;
 }
@@ -578,7 +709,7 @@ int scenario_parse(const char *text, size_t len, const char *filename, int stage
                   .all_tail = &out->all};
     int rc = check_bytes(&p, text, len);
     if (rc == 0)
-        rc = push_frame(&p, 0, &out->actions);
+        rc = push_frame(&p, 0, NULL, &out->actions);
     size_t pos = 0;
     p.line = 0;
     while (rc == 0 && pos < len) {
@@ -589,7 +720,7 @@ int scenario_parse(const char *text, size_t len, const char *filename, int stage
         pos = end + 1;
     }
     if (rc == 0)
-        rc = check_cancels(&p);
+        rc = check_references(&p);
     free(p.frames);
     free(p.labels);
     free(p.words);
@@ -646,6 +777,7 @@ void scenario_free(scenario_t *s)
     action_t *a = s->all;
     while (a != NULL) {
         action_t *next = a->all_next;
+        free(a->refs);
         free(a);
         a = next;
     }

@@ -21,6 +21,7 @@
 
 #define SCENARIO_LABEL_MAX 32 /* characters in a label, at most */
 #define SCENARIO_IO_MAX 100   /* io labels in a file, at most */
+#define SCENARIO_GATHER_MAX 8 /* labels after gather, at most */
 
 typedef enum action_kind {
     ACTION_SOON,       /* soon LABEL */
@@ -41,22 +42,53 @@ typedef enum action_kind {
     ACTION_SIGHANDLER, /* sighandler LABEL add_signal_handler(SIGUSR1, LABEL) */
     ACTION_SIGREMOVE,  /* sigremove        remove_signal_handler(SIGUSR1) */
     ACTION_SIGNAL,     /* signal WHEN      (top level) SIGUSR1 arrives at WHEN */
+    /* chapter 09 (stage 09 on): futures, tasks, and the BODY of a task or
+     * coro (its indented lines: the code of an `async def`) */
+    ACTION_FUTURE,     /* future F          loop.create_future() */
+    ACTION_TASK,       /* task T + body     loop.create_task(T()) */
+    ACTION_CORO,       /* coro C + body     (top level) defines C; runs nothing */
+    ACTION_SET,        /* set F V           F.set_result(V) */
+    ACTION_FAIL,       /* fail F            F.set_exception(RuntimeError('F')) */
+    ACTION_RUN_UNTIL,  /* run_until X       (top level) loop.run_until_complete(X) */
+    ACTION_MAIN,       /* main C            (top level) asyncio.run(C()) on this loop */
+    ACTION_SLEEP,      /* sleep D           (body) await asyncio.sleep(D) */
+    ACTION_AWAIT,      /* await X           (body) await X, a future or a task */
+    ACTION_CALL,       /* call C            (body) await C(): no task */
+    ACTION_GATHER,     /* gather X Y ...    (body) await asyncio.gather(X, Y, ...) */
+    ACTION_GATHER_EXCEPTIONS, /* gather_exceptions X ...  the same, return_exceptions=True */
+    ACTION_WAIT_FOR,   /* wait_for X D      (body) await asyncio.wait_for(X, D) */
+    ACTION_RETURN,     /* return V          (body) return V */
+    ACTION_CATCH,      /* catch             (body) from here on, an await's error is caught */
 } action_kind;
 
 /* handler WORD */
 typedef enum handler_kind { HANDLER_DEFAULT, HANDLER_CUSTOM, HANDLER_FAILING } handler_kind;
 
 /* @region action */
+/* A label that a stage-09 line names (await X, gather X Y, ...): the line
+ * that defines it, and where it was written. */
+typedef struct action_ref {
+    const struct action *def;            /* set once the whole file is read */
+    char label[SCENARIO_LABEL_MAX + 1];
+    long col;
+} action_ref_t;
+
 /* One line of the scenario.  Its children (the lines indented under it)
- * are run, in order, each time its callback runs. */
+ * are run, in order, each time its callback runs; a task's or coro's
+ * children are its body. */
 typedef struct action {
     action_kind kind;
     double number;                        /* DELAY, WHEN, DURATION, 0|1; 0 if none */
     handler_kind handler;                 /* handler: which */
     char label[SCENARIO_LABEL_MAX + 1];   /* "" for stop */
     int io;                               /* io: index of its label among io labels */
-    long call;                            /* a call (soon, later, at, threadsafe): its */
-                                          /*   rank among the calls; cancel: its target's */
+    long call;                            /* a line that defines a label (soon, later, at, */
+                                          /*   threadsafe, sighandler, future, task, coro): */
+                                          /*   its rank among them; cancel: its target's */
+    char value[SCENARIO_LABEL_MAX + 1];   /* return V, set F V: the word V */
+    action_ref_t *refs;                   /* stage 09: the labels it names, in order */
+    int nrefs;                            /*   (malloc'ed; cancel's is in label / call) */
+    int body;                             /* 1: a line of a task's or coro's body */
     long line;                            /* where it was written */
     long label_col;                       /* and its label's column */
     struct action *children;              /* first child, or NULL */
@@ -68,13 +100,13 @@ typedef struct scenario {
     action_t *actions;   /* the top-level lines, in file order */
     action_t **io;       /* io[k]: the first io line of the k-th io label, */
     int nio;             /*   in order of first appearance */
-    long ncalls;         /* calls: soon, later, at and threadsafe lines */
+    long ncalls;         /* lines that define a label, io lines excepted */
     action_t *all;       /* every action (owning list) */
 } scenario_t;
 /* @end action */
 
 /* Parse text[0 .. len) as the scenario `filename`, for stage `stage`
- * (cancel needs 5, threadsafe 6, chapter 08's verbs 8).  0 on success.  -1 for a malformed scenario, with *err
+ * (cancel needs 5, threadsafe 6, chapter 08's verbs 8, chapter 09's 9).  0 on success.  -1 for a malformed scenario, with *err
  * set to "FILE:LINE:COL: message" (malloc'ed: free it), or, if memory ran
  * out, to "FILE: out of memory" (or NULL).  *out is then empty. */
 int scenario_parse(const char *text, size_t len, const char *filename,
