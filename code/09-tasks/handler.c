@@ -154,9 +154,19 @@ static void put_repr_context(loop_t *loop, FILE *f, const loop_context_t *c)
         fputc(')', f);
         sep = ", ";
     }
+    if (c->future != NULL) {
+        char buf[512];
+        fprintf(f, "%s'future': %s", sep, future_repr(c->future, buf, sizeof buf));
+        sep = ", ";
+    }
     if (c->handle != NULL) {
         char buf[256];
         fprintf(f, "%s'handle': %s", sep, handle_repr(c->handle, buf, sizeof buf));
+        sep = ", ";
+    }
+    if (c->task != NULL) {
+        char buf[512];
+        fprintf(f, "%s'task': %s", sep, task_repr(c->task, buf, sizeof buf));
         sep = ", ";
     }
     if (c->context != NULL) {
@@ -167,7 +177,9 @@ static void put_repr_context(loop_t *loop, FILE *f, const loop_context_t *c)
 }
 
 /* default_exception_handler: the message, the other keys sorted (context,
- * handle), then the error where Python prints its traceback. */
+ * future, handle, task), then the error where Python prints its
+ * traceback: "TYPE: MESSAGE", or "TYPE" alone for an empty message, as
+ * traceback.format_exception_only writes TimeoutError(). */
 void loop_default_exception_handler(loop_t *loop, const loop_context_t *context)
 {
     FILE *f = log_of(loop);
@@ -179,11 +191,21 @@ void loop_default_exception_handler(loop_t *loop, const loop_context_t *context)
         put_repr_context(loop, f, context->context);
         fputc('\n', f);
     }
+    if (context->future != NULL) {
+        char buf[512];
+        fprintf(f, "future: %s\n", future_repr(context->future, buf, sizeof buf));
+    }
     if (context->handle != NULL) {
         char buf[256];
         fprintf(f, "handle: %s\n", handle_repr(context->handle, buf, sizeof buf));
     }
-    if (context->exception != NULL)
+    if (context->task != NULL) {
+        char buf[512];
+        fprintf(f, "task: %s\n", task_repr(context->task, buf, sizeof buf));
+    }
+    if (context->exception != NULL && context->exception->message[0] == '\0')
+        fprintf(f, "%s\n", context->exception->type);
+    else if (context->exception != NULL)
         fprintf(f, "%s: %s\n", context->exception->type, context->exception->message);
     fflush(f);
 }

@@ -56,6 +56,10 @@ typedef struct loop_context {
     const handle_t *handle;               /* 'handle' */
     const struct loop_context *context;   /* 'context': the context a failing */
                                           /*   handler was given */
+    const struct future *future;          /* 'future' (chapter 09): "exception */
+                                          /*   was never retrieved" */
+    const struct task *task;              /* 'task' (chapter 09): "Task was */
+                                          /*   destroyed but it is pending!" */
 } loop_context_t;
 
 /* An exception handler: asyncio's handler(loop, context).  It may fail

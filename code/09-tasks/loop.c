@@ -78,6 +78,11 @@ struct handle {
     bool running;   /* its callback runs now */
     bool held;      /* a signal handler's, in signals.c's table */
     double when;
+    /* Chapter 09: the handle owns one reference to arg (a future, a task),
+     * dropped with release_arg(arg) when the handle is freed -- after its
+     * callback ran, or when loop_close() drops it unrun.  NULL: arg is
+     * borrowed, as in every earlier chapter. */
+    void (*release_arg)(void *arg);
 };
 
 struct loop {
@@ -113,6 +118,7 @@ struct loop {
     bool closed;   /* loop_close() was called (written under ready_lock) */
     loop_errors_t errors;   /* handler.c's: the exception handler, debug mode */
     loop_signals_t signals; /* signals.c's: the handler of each signal */
+    loop_tasks_t tasks;     /* chapter 09, future.c's: live futures, the current task */
     char error[160];
 };
 /* @end struct */
@@ -277,8 +283,16 @@ void handle_retain(handle_t *handle)
 
 void handle_release(handle_t *handle)
 {
-    if (handle != NULL && --handle->refs == 0)
+    if (handle != NULL && --handle->refs == 0) {
+        /* Chapter 09: the reference to arg goes last, once the handle is
+         * gone: dropping a task may run its finalizer, which reports to
+         * the exception handler, which may do anything. */
+        void (*release_arg)(void *) = handle->release_arg;
+        void *arg = handle->arg;
         free(handle);
+        if (release_arg != NULL)
+            release_arg(arg);
+    }
 }
 /* @end handles */
 
@@ -1120,6 +1134,12 @@ void loop_free(loop_t *loop)
      * can be handed at once to an unrelated open().  loop_free() comes after
      * every other thread is done with the loop (loop.h). */
     close_self_pipe(loop);
+    /* Chapter 09: futures and tasks nobody will ever complete (a task
+     * waiting for a future nobody sets: task -> future -> callback ->
+     * task) are a cycle no reference count breaks; future.c reports the
+     * pending tasks and breaks them, while the loop and its exception
+     * handler still exist. */
+    futures_loop_free(loop);
     pthread_mutex_destroy(&loop->ready_lock);
     free(loop);
 }
@@ -1165,5 +1185,55 @@ int loop_add_callback_signalsafe(loop_t *loop, handle_t *handle)
 int loop_signal_fd(const loop_t *loop)
 {
     return loop->wakeup == LOOP_WAKEUP_PIPE ? loop->self_pipe[1] : -1;
+}
+
+/* Chapter 09: what future.c and task.c need of the loop. */
+loop_tasks_t *loop_tasks(loop_t *loop)
+{
+    return &loop->tasks;
+}
+
+void handle_set_release(handle_t *handle, void (*release_arg)(void *arg))
+{
+    handle->release_arg = release_arg;
+}
+
+/* Make room for n more handles in the ready deque, so that the next n
+ * loop_push_ready() cannot fail: the ring grows as deque.c's grow() does
+ * (a power of two, the live items copied front first). */
+int loop_reserve_ready(loop_t *loop, size_t n)
+{
+    pthread_mutex_lock(&loop->ready_lock);
+    deque_t *d = &loop->ready;
+    int rc = 0;
+    if (d->cap - d->len < n) {
+        size_t cap = d->cap ? d->cap : 8;
+        while (cap - d->len < n && cap <= SIZE_MAX / 2 / sizeof *d->items)
+            cap *= 2;
+        handle_t **items = cap - d->len >= n ? malloc(cap * sizeof *items) : NULL;
+        if (items == NULL) {
+            rc = -1;
+        } else {
+            for (size_t i = 0; i < d->len; i++)
+                items[i] = d->items[(d->head + i) & (d->cap - 1)];
+            free(d->items);
+            d->items = items;
+            d->head = 0;
+            d->cap = cap;
+        }
+    }
+    pthread_mutex_unlock(&loop->ready_lock);
+    if (rc < 0)
+        return fail(loop, ENOMEM, "out of memory for the ready deque");
+    return 0;
+}
+
+void loop_push_ready(loop_t *loop, handle_t *handle)
+{
+    pthread_mutex_lock(&loop->ready_lock);
+    int rc = deque_push_back(&loop->ready, handle); /* room was reserved: cannot fail */
+    pthread_mutex_unlock(&loop->ready_lock);
+    (void)rc;
+    handle->queued = true; /* the reference loop_new_handle() made is now the deque's */
 }
 /* @end private */

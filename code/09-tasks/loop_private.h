@@ -11,6 +11,7 @@
 #define LOOP_PRIVATE_H
 
 #include "loop.h"
+#include "task.h" /* chapter 09: loop_tasks_t below */
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,6 +80,37 @@ int loop_signal_fd(const loop_t *loop);
  * number); and, from loop_close(), remove every handler. */
 void signals_process(loop_t *loop, const unsigned char *data, size_t n);
 void signals_close(loop_t *loop);
+
+/* @region tasks */
+/* Chapter 09: future.c's state in the loop.  Every future (task or not)
+ * is in the list from its creation to its free, oldest first: asyncio's
+ * _all_tasks (a WeakSet, so: until it is garbage) for tasks, and for
+ * every future the means by which loop_free() finds the cycles nobody
+ * will break. */
+typedef struct loop_tasks {
+    future_t *first, *last;       /* every live future of this loop, oldest first */
+    task_t *current;              /* asyncio.current_task(): whose step runs now */
+    loop_task_factory factory;    /* loop_set_task_factory(); NULL: task_new */
+    void *factory_ctx;
+} loop_tasks_t;
+loop_tasks_t *loop_tasks(loop_t *loop);
+
+/* future.c, called by loop_free(): report the tasks still pending, break
+ * the cycles that keep them alive, and detach every future still held. */
+void futures_loop_free(loop_t *loop);
+
+/* A handle that owns one reference to its arg: release_arg(arg) is called
+ * when the handle is freed (after its callback ran, or unrun, when the
+ * loop drops it at loop_close()). */
+void handle_set_release(handle_t *handle, void (*release_arg)(void *arg));
+
+/* Scheduling several callbacks at once, or none (future.c's
+ * __schedule_callbacks under out of memory): reserve room for n handles,
+ * then push them, which cannot fail.  loop_push_ready() takes the
+ * reference loop_new_handle() made. */
+int loop_reserve_ready(loop_t *loop, size_t n);
+void loop_push_ready(loop_t *loop, handle_t *handle);
+/* @end tasks */
 
 /* handler.c, called by run_once for each handle it runs: call the
  * callback, then act on what loop_raise() recorded (Handle._run), timing

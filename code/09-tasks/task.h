@@ -61,6 +61,12 @@ void task_release(task_t *t);      /* = future_release(task_future(t)) */
  * catch it), 0 if the task was already done. */
 int task_cancel(task_t *t, const char *msg);
 
+/* Task.cancelling() / Task.uncancel() (3.11): how many cancellations were
+ * asked for and not taken back; uncancel() takes one back (asyncio.run
+ * uses it to tell Ctrl-C from a cancellation of main's own). */
+unsigned task_cancelling(const task_t *t);
+unsigned task_uncancel(task_t *t);
+
 const char *task_get_name(const task_t *t);
 int task_set_name(task_t *t, const char *name); /* -1 ENOMEM */
 coro_t *task_get_coro(const task_t *t);
@@ -95,6 +101,19 @@ typedef struct sleep {
 coro_t *sleep_init(sleep_t *s, double delay);
 /* @end sleep */
 
+/* @region cancel_and_wait */
+/* tasks._cancel_and_wait(fut): cancel fut and wait until it is done (not
+ * by awaiting fut itself, so that this wait can be cancelled on its own).
+ * wait_for's helper; fut is borrowed from the caller. */
+typedef struct cancel_and_wait {
+    coro_t coro;
+    future_t *fut;
+    future_t *waiter;
+} cancel_and_wait_t;
+
+coro_t *cancel_and_wait_init(cancel_and_wait_t *w, future_t *fut);
+/* @end cancel_and_wait */
+
 /* @region wait_for */
 /* asyncio.wait_for(fut, timeout), 3.11's rules: a coroutine that waits
  * for fut (a future or a task, retained while it waits) at most timeout
@@ -109,6 +128,9 @@ typedef struct wait_for {
     future_t *waiter;
     handle_t *timeout_handle;
     int cancelled; /* the waiter was cancelled: re-raise after waiting */
+    loop_exception_t raised; /* ...this CancelledError */
+    int holds_fut;   /* fut is retained (from the first step to the end) */
+    cancel_and_wait_t cancel_and_wait; /* the frame of _cancel_and_wait(fut) */
 } wait_for_t;
 
 coro_t *wait_for_init(wait_for_t *w, future_t *fut, double timeout);
