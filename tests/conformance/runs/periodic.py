@@ -40,4 +40,4 @@ loop.close()
 print("已停止")
 asyncio.set_event_loop(None)
 gc.collect()   # the pending task is in a cycle with its sleep's future
-print("gc.collect() done")
+print("the pending task is gone")
