@@ -769,20 +769,21 @@ class Harness:
 
     def run_main(self, node):
         """asyncio.Runner(loop_factory=...).run(C()), then its close():
-        asyncio.run(C()) on the harness's loop."""
+        asyncio.run(C()) on the harness's loop.  The outcome is printed
+        after close(), as the C loop_run_main_on() returns only then."""
         runner = asyncio.Runner(loop_factory=lambda: self.loop)
         try:
             value = runner.run(self.new_coro(node.label, self.coros[node.label].children))
+            line = "main %s -> %s" % (node.label, format_value(value))
         except (Exception, asyncio.CancelledError, KeyboardInterrupt) as e:
-            self._trace("main %s -> error %s" % (node.label, format_error(e)))
-        else:
-            self._trace("main %s -> %s" % (node.label, format_value(value)))
+            line = "main %s -> error %s" % (node.label, format_error(e))
         try:
             runner.close()
         except (Exception, asyncio.CancelledError, KeyboardInterrupt):
             pass                      # the loop is closed all the same
         if not self.loop.is_closed():
             self.loop.close()
+        self._trace(line)
 
     def _execute(self, node, inside):
         loop = self.loop
