@@ -24,8 +24,10 @@ all: deps stages book
 # The book: fonts-noto-cjk renders the Chinese text (site, EPUB, PDF),
 # weasyprint prints the PDF, libjs-lunr is the site's search, epubcheck and
 # poppler-utils (pdffonts) check the EPUB and the PDF in make check.
+# python3-uvloop: make bench's third contender for chapter 09's tasks (its
+# smoke run in make check says "skipped" without it).
 PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
-    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils
+    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop
 
 deps:
 	@missing=""; \

@@ -12,6 +12,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 variant gcc
+# bench_tasks (stage 09 on) runs CPython's side itself, with this script.
+export PYTHON TASKS_PEER="$(pwd)/tests/bench/tasks_peer.py"
 STAGES=$(cd code && ls -d [0-9][0-9]-* 2>/dev/null)
 mkdir -p book/data
 status=0

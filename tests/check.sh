@@ -124,6 +124,12 @@ case $mode in
 all)
     stage_tests gcc
     exercise_tests gcc starters
+    # The benchmarks cannot rot (DESIGN 9): each at a tiny size, every
+    # contender's count checked, nothing timed.
+    for st in $STAGES; do
+        [ -f "code/$st/bench_tasks.c" ] &&
+        record "bench: $st/bench_tasks --smoke (C, asyncio, uvloop: counts only, no timing)" bench_smoke "$st"
+    done
     variant clang
     for st in $STAGES; do
         record "clang: build $st" build_stage "$st"

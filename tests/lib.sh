@@ -106,6 +106,14 @@ run_pinned() {
     return 1
 }
 
+# bench_smoke STAGE: the stage's bench_tasks --smoke: C, asyncio and uvloop
+# (skipped, and said so, if it is not installed) each run every workload at
+# a tiny size and must count what they should.  No time is looked at.
+bench_smoke() {
+    bs_peer=$(pwd)/tests/bench/tasks_peer.py
+    (cd "$OUT/$1" && TASKS_PEER=$bs_peer PYTHON=$PYTHON ./bench_tasks --smoke)
+}
+
 # build_exercise STAGE EXERCISE KIND: KIND is "starter" (code/STAGE/exercises/EX)
 # or "answer" (code/STAGE/exercises/answers/EX).  The exercise's files replace
 # the stage's library sources of the same name; its other .c files are added.
