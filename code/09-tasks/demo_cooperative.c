@@ -15,38 +15,9 @@
  * re-schedules itself; a task is such a callback.  Virtual clock; Python
  * twin: tests/conformance/runs/cooperative.py.
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 #define SPINS 100000
 static int flag;
@@ -98,8 +69,7 @@ static coro_status good_step(coro_t *c)
 
 int main(void)
 {
-    loop_t *loop = loop_new_virtual();
-    loop_set_wait_hook(loop, count_tick, NULL);
+    loop_t *loop = demo_loop();
     /* @region main */
     const char *names[] = {"bad", "good"};
     coro_step_fn steps[] = {bad_step, good_step};

@@ -20,39 +20,10 @@
  *    for at all (Future.__await__ yields only a pending future).
  * Virtual clock; Python twin: tests/conformance/runs/coro.py.
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 /* @region frame */
 /* ticker's frame: its argument and every local that lives across an await. */
@@ -169,8 +140,7 @@ static void parent_release(coro_t *c)
 
 int main(void)
 {
-    loop_t *loop = loop_new_virtual();
-    loop_set_wait_hook(loop, count_tick, NULL);
+    loop_t *loop = demo_loop();
 
     /* @region main */
     const char *how[] = {"by hand", "with the macros"};

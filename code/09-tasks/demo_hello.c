@@ -12,47 +12,9 @@
  * ticks after Hello (the timer's tick sets sleep's future; the next tick
  * runs the task's wakeup).  Python twin: tests/conformance/runs/hello.py.
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-static loop_t *virtual_loop(void)
-{
-    loop_t *loop = loop_new_virtual();
-    if (loop != NULL)
-        loop_set_wait_hook(loop, count_tick, NULL);
-    ticks = 0;
-    return loop;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 /* @region main */
 typedef struct hello {
@@ -75,7 +37,7 @@ int main(void)
 {
     /* @region by_hand */
     puts("-- by hand: new loop, run_until_complete(main()), close()");
-    loop_t *loop = virtual_loop();                               /* 1. new_event_loop() */
+    loop_t *loop = demo_loop();                                  /* 1. new_event_loop() */
     /* 2. set_event_loop(loop): optional, and C has none; the running loop
      *    is what loop_get_running_loop() returns */
     hello_t hello;
@@ -97,7 +59,7 @@ int main(void)
     /* @region run */
     puts("-- asyncio.run(main())");
     hello_t hello2;
-    loop = virtual_loop();
+    loop = demo_loop();
     if (loop_run_main_on(loop, coro_init(&hello2.coro, main_step, "main", NULL), &result,
                          &error) == 0)   /* runs main, then closes the loop */
         printf("asyncio.run returned %s\n", result == NULL ? "None" : "a value");

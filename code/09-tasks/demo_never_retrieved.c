@@ -13,39 +13,10 @@
  * the moment the same on every run.  The default handler writes to stdout,
  * so its lines come in order with the others.
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 /* @region coroutines */
 static coro_status boom_step(coro_t *c)
@@ -113,8 +84,7 @@ static void run_one_tick(loop_t *loop)
 
 int main(void)
 {
-    loop_t *loop = loop_new_virtual();
-    loop_set_wait_hook(loop, count_tick, NULL);
+    loop_t *loop = demo_loop();
     loop_set_log(loop, stdout);
     coro_t boom;
     loop_exception_t error;

@@ -20,38 +20,9 @@
  * CPython reports it when the garbage collector frees it.  Virtual clock;
  * Python twin: tests/conformance/runs/periodic.py.
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 /* @region coroutines */
 typedef struct periodic {
@@ -91,8 +62,7 @@ static coro_status shutdown_after_step(coro_t *c)
 int main(void)
 {
     /* @region main */
-    loop_t *loop = loop_new_virtual();
-    loop_set_wait_hook(loop, count_tick, NULL);
+    loop_t *loop = demo_loop();
     loop_set_log(loop, stdout); /* the exception handler's report, in order with the rest */
     /* create the tasks, and do not wait for them: they run in the background */
     periodic_t periodic;

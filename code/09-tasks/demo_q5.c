@@ -20,39 +20,10 @@
  * Each runs through loop_run_main_on() on a virtual loop.  Python twin:
  * tests/conformance/runs/q5.py (and stop-in-main.py, on the real clock).
  */
-#include "task.h"
+#include "demo_ticks.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Ticks are counted where the loop waits: once per tick, as the Python
- * twin's selector counts them.  The clock jumps as loop_new_virtual's
- * own hook would make it jump. */
-static int ticks;
-
-static double count_tick(loop_t *loop, double timeout, void *ctx)
-{
-    (void)ctx;
-    ticks++;
-    if (timeout > 0)
-        loop_set_time(loop, loop_time(loop) + timeout);
-    else if (timeout < 0)
-        loop_stop(loop); /* nothing could ever wake it: a bug of this demo */
-    return 0;
-}
-
-/* print(...), with the loop's time and tick in front. */
-static void say(loop_t *loop, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(loop_t *loop, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%6.3f  tick %2d  ", loop_time(loop), ticks);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
 
 typedef struct main_frame {
     coro_t coro;
@@ -106,9 +77,7 @@ int main(void)
     coro_step_fn steps[] = {main_step, main_with_await_step, main_fixed_step};
     for (int i = 0; i < 3; i++) {
         printf("-- asyncio.run(%s())\n", names[i]);
-        loop_t *loop = loop_new_virtual();
-        loop_set_wait_hook(loop, count_tick, NULL);
-        ticks = 0;
+        loop_t *loop = demo_loop();
         main_t frame;
         void *result;
         loop_exception_t error;

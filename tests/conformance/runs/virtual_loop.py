@@ -4,8 +4,8 @@ VirtualLoop is CPython's own SelectorEventLoop with two things replaced, as
 in cpython_trace.py: the clock (time() reads a number) and the wait (the
 selector's select(timeout) moves that number by timeout, then only looks at
 the fds).  It counts its ticks there, once per _run_once, where the C demos'
-wait hook counts them, so "tick N" means the same on both sides.  Every
-scheduling decision is still CPython's.
+wait hook counts them (code/09-tasks/demo_ticks.h), so "tick N" means the
+same on both sides.  Every scheduling decision is still CPython's.
 
 log() prints a line as the C demos print it: virtual time, tick, text.
 
