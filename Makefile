@@ -85,7 +85,7 @@ mutate: deps
 	@tests/mutate.sh $(STAGE) $(ID)
 
 # make bench: every stage's benchmarks -> book/data/*.dat (committed; the
-# book only plots them).
+# book only plots them).  make bench BENCH=tasks: only book/data/tasks.dat.
 bench: deps
 	@tests/bench.sh
 

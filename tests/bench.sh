@@ -8,6 +8,7 @@
 # a median of several runs (the program repeats itself; say how many in a
 # comment).  This driver adds the header that makes the numbers mean
 # something later: the date, the machine, the kernel, the compiler.
+# BENCH=NAME (make bench BENCH=tasks) runs only the benchmarks of NAME.dat.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
@@ -18,7 +19,11 @@ STAGES=$(cd code && ls -d [0-9][0-9]-* 2>/dev/null)
 mkdir -p book/data
 status=0
 for st in $STAGES; do
-    benches=$(make -s -C "code/$st" print-BENCHES)
+    benches=""
+    for b in $(make -s -C "code/$st" print-BENCHES); do
+        # make bench BENCH=NAME: only the benchmarks that write NAME.dat.
+        [ -z "${BENCH:-}" ] || [ "$BENCH" = "${b#bench_}" ] && benches="$benches $b"
+    done
     [ -n "$benches" ] || continue
     build_stage "$st" || exit 2
     for b in $benches; do

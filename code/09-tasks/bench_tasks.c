@@ -505,6 +505,20 @@ static int peer_versions(char *versions, size_t size)
     return 0;
 }
 
+/* The 1-minute load average (Linux); -1 elsewhere.  The data file records it
+ * at the start and at the end: other work on the machine widens min-max. */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double load = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
 static void print_row(const contender_t *who, int w, int which, int rounds, double c_median)
 {
     double v[ROUNDS];
@@ -577,6 +591,7 @@ static int compare(int smoke)
     if (rng_state == 0)
         rng_state = 1;
     unsigned long long seed = rng_state;
+    double load_before = load_average();
     for (int r = 0; r < rounds; r++) {
         for (int w = 0; w < NWORKLOADS; w++) {
             int order[NCONTENDERS] = {0, 1, 2};
@@ -611,6 +626,8 @@ static int compare(int smoke)
            "# process, the contenders in a new random order every time (xorshift64 seed %llu)\n",
            rounds, seed);
     printf("# time: the process's CPU time (user + system) over the workload alone\n");
+    printf("# load average (1 min): %.2f at the start, %.2f at the end\n", load_before,
+           load_average());
     printf("# each row: the median of the rounds, min, max, and the median over C's\n");
     print_table(rounds, sizes);
     return 0;
