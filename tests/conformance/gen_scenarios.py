@@ -14,6 +14,14 @@ deadlines (heapq is not FIFO), sums that round (0.1 + 0.2 != 0.3), deadlines
 closer than the clock resolution (1e-09), zero and negative delays, io bytes
 that arrive exactly on a timer's deadline, children scheduled from callbacks,
 stop in the middle of a tick, and cancels of timers that already ran.
+
+Stage 09 on, three scenarios in four are task programs (TaskGen): tasks
+creating tasks, coro calls 1-3 deep, futures set, failed and cancelled from
+callbacks and from other tasks, cancels racing completions, wait_for
+timeouts equal to the sleeps they wait for, gathers of failing children
+(both forms), catch, and run_until / main at the end.  Delays come from a
+few values (0, 0.1, 0.2, 0.3), so task wake-ups and timers tie on purpose.
+The fourth scenario is drawn as for stage 08.
 """
 
 import argparse
@@ -150,6 +158,8 @@ class Gen:
 
     def scenario(self):
         r = self.r
+        if self.stage >= 9 and r.random() < 0.75:
+            return TaskGen(r).scenario()
         items = []                             # top-level trees, in order
         io = []                                # io labels
         profile = r.random()
@@ -242,6 +252,191 @@ class Gen:
             out.append(line)
             if r.random() < 0.03:
                 out.append("")
+            for kid in kids:
+                emit(kid, depth + 1)
+
+        for tree in items:
+            emit(tree, 0)
+        return "\n".join(out) + "\n"
+
+
+# Stage 09: delays of sleeps, wait_for timeouts and timers, so that they tie.
+TASK_DELAYS = ["0", "0", "0.1", "0.1", "0.2", "0.2", "0.3", "0.1", "0.5", "1"]
+
+
+class TaskGen:
+    """A random task program (stage 09): a few coros, futures and tasks, the
+    callbacks that set, fail and cancel them, and a run at the end."""
+
+    MAX_LINES = 45
+
+    def __init__(self, rng):
+        self.r = rng
+        self.n = 0
+        self.lines = 0
+        self.coros = []            # coro labels, in order of definition
+        self.futures = []          # future labels
+        self.tasks = []            # task labels
+        # Tasks whose body is written already: the only ones a body may wait
+        # for.  A task never waits for itself or for a task that waits for
+        # it, so there are no cycles of waits (cancelling one would recurse
+        # through gather.cancel and task.cancel without end, in CPython too).
+        self.done = []
+        self.timers = []           # soon / later / at labels
+        self.values = ["v", "w", "ok", "x1", "res"]
+
+    def label(self, prefix):
+        self.n += 1
+        return "%s%d" % (prefix, self.n)
+
+    def delay(self):
+        return self.r.choice(TASK_DELAYS)
+
+    def awaitable(self, coros):
+        """A label to await, gather or wait for: a future, a task or a coro."""
+        r = self.r
+        pool = [("f", self.futures), ("t", self.done), ("c", coros)]
+        pool = [p for p in pool if p[1]]
+        if not pool:
+            return None
+        return r.choice(r.choice(pool)[1])
+
+    def body(self, depth, coros, owner_is_coro=False):
+        """The lines of a body: (text, [children]) trees.  coros: the coro
+        labels it may use (defined before it: no recursion)."""
+        r = self.r
+        out = []
+        for _ in range(r.randint(0, 5)):
+            if self.lines >= self.MAX_LINES:
+                break
+            self.lines += 1
+            k = r.random()
+            if k < 0.22:
+                out.append(("sleep %s" % self.delay(), []))
+            elif k < 0.34 and (self.futures or self.done):
+                out.append(("await %s" % r.choice(self.futures + self.done), []))
+            elif k < 0.42 and coros:
+                out.append(("call %s" % r.choice(coros), []))
+            elif k < 0.52:
+                args = [self.awaitable(coros) for _ in range(r.randint(1, 3))]
+                args = [a for a in args if a]
+                if args:
+                    verb = r.choice(["gather", "gather_exceptions"])
+                    out.append(("%s %s" % (verb, " ".join(args)), []))
+                else:
+                    out.append(("sleep 0", []))
+            elif k < 0.60:
+                x = self.awaitable(coros)
+                out.append(("wait_for %s %s" % (x, self.delay()) if x else "sleep 0.1", []))
+            elif k < 0.66:
+                out.append(("catch", []))
+            elif k < 0.70:
+                out.append(("raise", []))
+            elif k < 0.74:
+                out.append(("return %s" % r.choice(self.values), []))
+            elif k < 0.80 and depth < 2:
+                lab = self.label("t")
+                self.tasks.append(lab)
+                out.append(("task %s" % lab, self.body(depth + 1, coros)))
+                self.done.append(lab)
+            elif k < 0.84:
+                lab = self.label("f")
+                self.futures.append(lab)
+                out.append(("future %s" % lab, []))
+            elif k < 0.98:
+                out.append(self.poke(depth))
+            else:
+                out.append(("stop", []))
+        return out
+
+    def poke(self, depth):
+        """A line that acts on futures and tasks: set, fail, cancel, or a
+        callback (soon / later / at) that does, at a time that ties."""
+        r = self.r
+        k = r.random()
+        if k < 0.25 and self.futures:
+            return ("set %s %s" % (r.choice(self.futures), r.choice(self.values)), [])
+        if k < 0.35 and self.futures:
+            return ("fail %s" % r.choice(self.futures), [])
+        if k < 0.55 and (self.futures or self.tasks):
+            return ("cancel %s" % r.choice(self.futures + self.tasks), [])
+        lab = self.label(r.choice(["cb", "tm"]))
+        self.timers.append(lab)
+        verb = r.random()
+        if verb < 0.3:
+            text = "soon %s" % lab
+        elif verb < 0.8:
+            text = "later %s %s" % (self.delay(), lab)
+        else:
+            text = "at %s %s" % (self.delay(), lab)
+        kids = []
+        for _ in range(r.randint(1, 2)):
+            if self.lines >= self.MAX_LINES:
+                break
+            self.lines += 1
+            q = r.random()
+            if q < 0.1:
+                kids.append(("raise", []))
+                break
+            if q < 0.2 and depth < 2:
+                t = self.label("t")
+                self.tasks.append(t)
+                kids.append(("task %s" % t, self.body(depth + 1, self.coros)))
+                self.done.append(t)
+            else:
+                kids.append(self.poke(depth + 1) if depth < 2 else ("stop", []))
+        return (text, kids)
+
+    def scenario(self):
+        r = self.r
+        items = []
+        if r.random() < 0.2:
+            items.append(("handler %s" % r.choice(["default", "custom", "failing"]), []))
+        for _ in range(r.randint(0, 3)):               # coros: each may use the earlier ones
+            lab = self.label("c")
+            self.lines += 1
+            items.append(("coro %s" % lab, self.body(1, list(self.coros), True)))
+            self.coros.append(lab)
+        for _ in range(r.randint(0, 3)):
+            lab = self.label("f")
+            self.futures.append(lab)
+            self.lines += 1
+            items.append(("future %s" % lab, []))
+        for _ in range(r.randint(1, 4)):
+            if r.random() < 0.3 and self.lines < self.MAX_LINES:
+                self.lines += 1
+                items.append(self.poke(0))
+            lab = self.label("t")
+            self.tasks.append(lab)
+            self.lines += 1
+            items.append(("task %s" % lab, self.body(1, self.coros)))
+            self.done.append(lab)
+        for _ in range(r.randint(0, 3)):
+            if self.lines < self.MAX_LINES:
+                self.lines += 1
+                items.append(self.poke(0))
+        k = r.random()
+        targets = self.coros + self.futures + self.tasks
+        if k < 0.35 and self.coros:
+            items.append(("main %s" % r.choice(self.coros), []))
+        elif k < 0.65 and targets:
+            items.append(("run_until %s" % r.choice(targets), []))
+            if r.random() < 0.3 and self.coros:
+                items.append(("main %s" % r.choice(self.coros), []))
+        elif k < 0.75:
+            items.append(("run", []))
+            if targets and r.random() < 0.5:
+                items.append(("run_until %s" % r.choice(targets), []))
+        return self.render(items)
+
+    def render(self, items):
+        r = self.r
+        out = ["# generated task program"] if r.random() < 0.3 else []
+        step = r.choice([2, 2, 4, 1, 3])
+
+        def emit(tree, depth):
+            text, kids = tree
+            out.append(" " * (step * depth) + text)
             for kid in kids:
                 emit(kid, depth + 1)
 
