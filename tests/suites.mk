@@ -8,6 +8,7 @@
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
 SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding lifecycle handler signals
+SUITES += future task
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -23,6 +24,8 @@ lifecycle_FROM := 08
 handler_FROM  := 08
 signals_FROM  := 08
 rounding_FROM := 03
+future_FROM   := 09
+task_FROM     := 09
 
 # NAME_LDFLAGS (optional): extra link flags for that suite (build_suite in
 # tests/lib.sh reads them from this file).  check_oom reroutes every malloc,
