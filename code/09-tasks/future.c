@@ -184,6 +184,11 @@ static void run_done_callback(loop_t *loop, void *arg)
     cb->fn(loop, cb->future, cb->arg);
 }
 
+const done_callback_t *done_callback_of(loop_callback callback, void *arg)
+{
+    return callback == run_done_callback ? arg : NULL;
+}
+
 /* ...and its handle is freed: drop what the entry holds. */
 static void done_callback_free(void *arg)
 {
@@ -660,18 +665,24 @@ char *future_repr(const future_t *f, char *buf, size_t size)
 /* @region loop_free */
 /* What the garbage collector does for asyncio when the loop is dropped:
  * the futures still alive are either held by the program (it may still
- * look at them) or held only by each other, in cycles.  For each, oldest
- * first: a pending task is reported now, while its repr still shows what
- * it waits for ("Task was destroyed but it is pending!"); every pending
- * future forgets its callbacks (which hold tasks and gathers) and every
- * task forgets its waiter, which breaks the cycles; what only a cycle
- * held is then freed (and its finalizer reports, through the loop that
- * still exists).  What the program still holds is detached: its loop is
+ * look at them) or held only by each other, in cycles.  First every
+ * pending task is reported, oldest first, while its repr still shows what
+ * it waits for ("Task was destroyed but it is pending!").  Then every
+ * pending future forgets its callbacks (which hold tasks and gathers) and
+ * every task forgets its waiter, which breaks the cycles; what only a
+ * cycle held is then freed (and its finalizer reports, through the loop
+ * that still exists).  What the program still holds is detached: its loop is
  * NULL from now on, and every call but the getters and release refuses it. */
 void futures_loop_free(loop_t *loop)
 {
     loop_tasks_t *tasks = loop_tasks(loop);
-    future_t *f = tasks->first;
+    future_t *f;
+    /* First the reports, every cycle still whole (a handler may not free
+     * anything it did not retain, so the list stays as it is). */
+    for (f = tasks->first; f != NULL; f = f->next)
+        if (f->kind == FUTURE_KIND_TASK)
+            task_finalize((task_t *)f);
+    f = tasks->first;
     future_retain(f);
     while (f != NULL) {
         future_t *next = f->next; /* kept alive across the release below */

@@ -124,6 +124,13 @@ void exception_repr(const loop_exception_t *e, char *buf, size_t size);
 void str_repr(const char *s, char *buf, size_t size);
 void exception_set(loop_exception_t *e, const char *type, const char *message);
 
+/* task.c, for handler.c: the task whose step or wakeup a handle runs
+ * (so debug mode names the task, as base_events._format_handle does), or
+ * NULL. */
+const task_t *task_of_callback(loop_callback callback, void *arg);
+/* future.c: the done callback a handle runs, or NULL if it runs something else. */
+const done_callback_t *done_callback_of(loop_callback callback, void *arg);
+
 /* task.c, called when a task's last reference goes and by loop_free(). */
 void task_finalize(task_t *t);         /* "Task was destroyed but it is pending!" */
 void task_destroy(task_t *t);          /* release what it holds (not the memory) */

@@ -11,7 +11,7 @@
  *               exception, context}
  */
 #define _POSIX_C_SOURCE 200809L
-#include "loop_private.h"
+#include "future_private.h" /* chapter 09: tasks in the messages */
 
 #include <errno.h>
 #include <math.h>
@@ -304,9 +304,12 @@ int errors_run_handle(loop_t *loop, handle_t *handle)
     if (timed && !escaped) {
         double dt = loop_time(loop) - t0;
         if (dt >= e->slow_callback_duration) {
-            char buf[256];
+            /* _format_handle: a task's step or wakeup is named by the task */
+            char buf[512];
+            const task_t *task = task_of_callback(info.callback, info.arg);
             fprintf(log_of(loop), "Executing %s took %.3f seconds\n",
-                    handle_repr(handle, buf, sizeof buf), dt);
+                    task != NULL ? task_repr(task, buf, sizeof buf)
+                                 : handle_repr(handle, buf, sizeof buf), dt);
             fflush(log_of(loop));
         }
     }

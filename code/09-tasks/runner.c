@@ -137,11 +137,20 @@ static coro_status return_at_once(coro_t *c)
     CORO_END(c);
 }
 
+static void free_coro(coro_t *c)
+{
+    free(c);
+}
+
 static void run_trivial(loop_t *loop, const char *name)
 {
-    coro_t coro;
-    coro_init(&coro, return_at_once, name, NULL);
-    task_t *t = loop_create_task(loop, &coro);
+    /* On the heap: if the loop stops before it ran, the task outlives
+     * this function until loop_close() drops it. */
+    coro_t *coro = malloc(sizeof *coro);
+    if (coro == NULL)
+        return;
+    coro_init(coro, return_at_once, name, free_coro);
+    task_t *t = loop_create_task(loop, coro);
     if (t == NULL)
         return;
     loop_run_until_complete(loop, task_future(t));

@@ -376,6 +376,16 @@ static void task_wakeup(loop_t *loop, future_t *fut, void *arg)
 }
 /* @end wakeup */
 
+const task_t *task_of_callback(loop_callback callback, void *arg)
+{
+    if (callback == task_step_cb)
+        return arg;
+    const done_callback_t *cb = done_callback_of(callback, arg);
+    if (cb != NULL && cb->fn == task_wakeup)
+        return cb->arg;
+    return NULL;
+}
+
 /* @region cancel */
 int task_cancel(task_t *t, const char *msg)
 {

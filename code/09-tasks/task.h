@@ -7,8 +7,9 @@
  *   - a bare yield (asyncio.sleep(0)): the next step is call_soon'd;
  *   - a pending future: the task adds its wakeup as that future's done
  *     callback (Task.__wakeup), which steps it again when the future is
- *     done, with the future's result or error; a done future's callback
- *     is scheduled at once, so it still costs one turn;
+ *     done, with the future's result or error; a future that is done
+ *     already does not suspend at all (Future.__await__: `if not
+ *     self.done(): yield self`): the coroutine goes on in the same step;
  *   - the task itself: RuntimeError "Task cannot await on itself: <repr>"
  *     is thrown in at the next step;
  *   - another coroutine (CORO_CALL): it runs now, inside this step.
