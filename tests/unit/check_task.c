@@ -1580,6 +1580,64 @@ START_TEST(sigint_cancels_main)
 }
 END_TEST
 
+/* main catches the first cancellation (Ctrl-C) and waits again; the
+ * second SIGINT: Runner._on_sigint's `raise KeyboardInterrupt()` leaves
+ * run_forever at once.  Runner.close then cancels main, still pending, and
+ * runs it until it is done: nothing is left behind (valgrind).
+ *     asyncio.run(main()) with two Ctrl-C -> KeyboardInterrupt */
+static coro_status stubborn_main_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    f->fut = loop_create_future(loop_of(c));
+    loop_call_soon(loop_of(c), raise_sigint, NULL);
+    CORO_TRY_AWAIT(c, f->fut);
+    note("main: %s, waits again", c->error.type);
+    coro_clear_error(c);
+    future_release(f->fut);
+    f->fut = loop_create_future(loop_of(c));
+    loop_call_soon(loop_of(c), raise_sigint, NULL);
+    CORO_TRY_AWAIT(c, f->fut);
+    note("main: %s at shutdown", c->error.type);
+    return reraise(c);
+    CORO_END(c);
+}
+
+START_TEST(second_sigint_is_keyboard_interrupt)
+{
+    struct sigaction old, dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    ck_assert_int_eq(sigaction(SIGINT, &dfl, &old), 0);
+    labels_reset();
+    ticks = 0;
+    loop_exception_t error;
+    errno = 0;
+    int rc = loop_run_main(&frame_new(stubborn_main_step, "main")->coro, NULL, &error);
+    int err = errno;
+    sigaction(SIGINT, &old, NULL);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(err, EINTR);
+    ck_assert_str_eq(error.type, "KeyboardInterrupt");
+    ck_assert_str_eq(ran, "SIGINT@0 main: CancelledError, waits again@0 SIGINT@0 "
+                          "main: CancelledError at shutdown@0");
+}
+END_TEST
+
+/* asyncio.run(main()) on a loop of its own (the real clock: main only
+ * yields once, no time passes): main's result. */
+START_TEST(run_main_result)
+{
+    void *result = NULL;
+    loop_exception_t error;
+    ck_assert_int_eq(loop_run_main(&frame_new(main_step, "main")->coro, &result, &error), 0);
+    ck_assert_ptr_eq(result, (void *)(intptr_t)7);
+    errno = 0;
+    ck_assert_int_eq(loop_run_main(NULL, &result, &error), -1);
+    ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 static Suite *task_suite(void)
 {
     Suite *s = suite_create("task");
@@ -1634,6 +1692,8 @@ static Suite *task_suite(void)
     tcase_add_test(tc, run_main_cancels_leftovers);
     tcase_add_test(tc, run_main_refused_inside_a_running_loop);
     tcase_add_test(tc, sigint_cancels_main);
+    tcase_add_test(tc, second_sigint_is_keyboard_interrupt);
+    tcase_add_test(tc, run_main_result);
     suite_add_tcase(s, tc);
     return s;
 }
