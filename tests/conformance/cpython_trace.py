@@ -32,6 +32,7 @@ import signal
 import socket
 import sys
 import traceback
+import warnings
 import weakref
 
 MAX_ABS_NUMBER = 1e9
@@ -507,6 +508,10 @@ def _all_tasks_by_creation(loop=None):
 
 asyncio.tasks.all_tasks = _all_tasks_by_creation
 asyncio.all_tasks = _all_tasks_by_creation
+
+# A `main` on a closed loop: Runner.close() makes the coroutine
+# shutdown_asyncgens() and cannot run it.  Its warning is no part of a trace.
+warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
 
 
 def format_error(e):

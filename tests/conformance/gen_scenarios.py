@@ -378,6 +378,9 @@ class TaskGen:
             if q < 0.1:
                 kids.append(("raise", []))
                 break
+            if q < 0.13:                  # escapes run_until_complete / asyncio.run
+                kids.append(("interrupt", []))
+                break
             if q < 0.2 and depth < 2:
                 t = self.label("t")
                 self.tasks.append(t)
@@ -417,6 +420,8 @@ class TaskGen:
                 items.append(self.poke(0))
         k = r.random()
         targets = self.coros + self.futures + self.tasks
+        if r.random() < 0.04:                           # the runs below are refused
+            items.append(("close", []))
         if k < 0.35 and self.coros:
             items.append(("main %s" % r.choice(self.coros), []))
         elif k < 0.65 and targets:
