@@ -421,6 +421,29 @@ START_TEST(self_await_refused)
 }
 END_TEST
 
+/* tasks.py __step: `if futures._get_loop(result) is not self._loop:
+ * new_exc = RuntimeError(f'Task {self!r} got Future {result!r} attached
+ * to a different loop')`, thrown in at the next step.  Python 3.11:
+ *     fut = other_loop.create_future(); async def c(): try: await fut ...
+ *     -> "Task <Task pending name='x' coro=<c()>> got Future <Future pending>
+ *        attached to a different loop" */
+START_TEST(future_of_another_loop_refused)
+{
+    loop_t *loop = virtual_loop();
+    loop_t *other = loop_new_virtual();
+    future_t *theirs = loop_create_future(other);
+    task_t *t = task_new(loop, &frame_on(try_await_step, "c", theirs)->coro, "x");
+    run(loop);
+    ck_assert_str_eq(ran, "caught RuntimeError: Task <Task pending name='x' coro=<c()>> got "
+                          "Future <Future pending> attached to a different loop@2");
+    task_release(t);
+    future_release(theirs);
+    finish(loop);
+    loop_close(other);
+    loop_free(other);
+}
+END_TEST
+
 /* ---- cancellation ---------------------------------------------------------- */
 
 static coro_status body_step(coro_t *c)
@@ -1649,6 +1672,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, try_await_sees_the_error_and_clears_it);
     tcase_add_test(tc, bare_yield_requeues);
     tcase_add_test(tc, self_await_refused);
+    tcase_add_test(tc, future_of_another_loop_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("cancel");
     tcase_add_test(tc, cancel_before_first_step);
