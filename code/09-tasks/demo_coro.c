@@ -6,7 +6,7 @@
  *             fut = loop.create_future()
  *             loop.call_later(1, fut.set_result, 10 * i)
  *             value = await fut
- *             print("got", value)
+ *             print("ticker: got %d" % value)
  *         return n
  *
  * 1. ticker() written twice: first by hand, a switch on the resume point
