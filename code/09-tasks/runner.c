@@ -83,17 +83,17 @@ int loop_run_until_complete(loop_t *loop, future_t *fut)
  *             loop.call_exception_handler({
  *                 'message': 'unhandled exception during asyncio.run() shutdown',
  *                 'exception': task.exception(), 'task': task}) */
-static void cancel_all_tasks(loop_t *loop)
+static int cancel_all_tasks(loop_t *loop)
 {
     size_t n = loop_all_tasks(loop, NULL, 0);
     if (n == 0)
-        return;
+        return 0;
     task_t **to_cancel = malloc(n * sizeof *to_cancel);
     future_t **children = malloc(n * sizeof *children);
     if (to_cancel == NULL || children == NULL) {
         free(to_cancel);
         free(children);
-        return; /* out of memory: loop_close() drops them, as pending */
+        return 0; /* out of memory: loop_close() drops them, as pending */
     }
     loop_all_tasks(loop, to_cancel, n);
     for (size_t i = 0; i < n; i++) {
@@ -103,11 +103,14 @@ static void cancel_all_tasks(loop_t *loop)
     for (size_t i = 0; i < n; i++)
         task_cancel(to_cancel[i], NULL);
     future_t *gathered = loop_gather(loop, children, n, 1);
+    int rc = 0;
     if (gathered != NULL) {
-        loop_run_until_complete(loop, gathered);
+        rc = loop_run_until_complete(loop, gathered);
         future_release(gathered);
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rc < 0 && i < n; i++) /* it raised: the rest is skipped */
+        task_release(to_cancel[i]);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         future_t *f = children[i];
         loop_exception_t exc;
         if (!future_cancelled(f) && future_exception(f, &exc) == 1) {
@@ -122,6 +125,7 @@ static void cancel_all_tasks(loop_t *loop)
     }
     free(children);
     free(to_cancel);
+    return rc;
 }
 /* @end cancel_all_tasks */
 
@@ -142,32 +146,43 @@ static void free_coro(coro_t *c)
     free(c);
 }
 
-static void run_trivial(loop_t *loop, const char *name)
+static int run_trivial(loop_t *loop, const char *name)
 {
     /* On the heap: if the loop stops before it ran, the task outlives
      * this function until loop_close() drops it. */
     coro_t *coro = malloc(sizeof *coro);
     if (coro == NULL)
-        return;
+        return loop_fail(loop, ENOMEM, "out of memory for %s()", name);
     coro_init(coro, return_at_once, name, free_coro);
     task_t *t = loop_create_task(loop, coro);
     if (t == NULL)
-        return;
-    loop_run_until_complete(loop, task_future(t));
+        return -1;
+    int rc = loop_run_until_complete(loop, task_future(t));
     task_release(t);
+    return rc;
 }
 
 /* Runner.close():
- *     _cancel_all_tasks(loop)
- *     loop.run_until_complete(loop.shutdown_asyncgens())
- *     loop.run_until_complete(loop.shutdown_default_executor())
- *     loop.close() */
-static void runner_close(loop_t *loop)
+ *     try:
+ *         _cancel_all_tasks(loop)
+ *         loop.run_until_complete(loop.shutdown_asyncgens())
+ *         loop.run_until_complete(loop.shutdown_default_executor())
+ *     finally:
+ *         loop.close()
+ * A step that raises (a KeyboardInterrupt from a callback, a stop() that
+ * ends a run_until_complete early) skips the ones after it.  Returns 0,
+ * or -1 with errno and loop_error() as the step that failed left them. */
+static int runner_close(loop_t *loop)
 {
-    cancel_all_tasks(loop);
-    run_trivial(loop, "BaseEventLoop.shutdown_asyncgens");
-    run_trivial(loop, "BaseEventLoop.shutdown_default_executor");
+    int rc = cancel_all_tasks(loop);
+    if (rc == 0)
+        rc = run_trivial(loop, "BaseEventLoop.shutdown_asyncgens");
+    if (rc == 0)
+        rc = run_trivial(loop, "BaseEventLoop.shutdown_default_executor");
+    int err = errno;
     loop_close(loop);
+    errno = err;
+    return rc;
 }
 /* @end close */
 
@@ -219,9 +234,30 @@ static int refuse(loop_exception_t *error, int err, const char *message)
     return -1;
 }
 
-int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t *error)
+/* The error a failed run_until_complete() left in loop_error(), as the
+ * exception it stands for: KeyboardInterrupt, SystemExit, or the
+ * RuntimeError of "Event loop stopped before Future completed.". */
+static void run_error(loop_t *loop, int err, loop_exception_t *error)
+{
+    const char *why = loop_error(loop); /* "KeyboardInterrupt: MESSAGE" (handler.c) */
+    const char *types[] = {LOOP_KEYBOARD_INTERRUPT, LOOP_SYSTEM_EXIT};
+    for (size_t i = 0; err == EINTR && i < 2; i++) {
+        size_t len = strlen(types[i]);
+        if (strncmp(why, types[i], len) == 0 && why[len] == ':') {
+            exception_set(error, types[i], why + len + (why[len + 1] == ' ' ? 2 : 1));
+            return;
+        }
+    }
+    exception_set(error, "RuntimeError", why);
+}
+
+/* Runner.run(main), then Runner.close().  *closed_rc: what close() did
+ * (-1: it raised, and *close_error says what). */
+static int runner_run(loop_t *loop, coro_t *main, void **result, loop_exception_t *error,
+                      int *close_rc, loop_exception_t *close_error)
 {
     loop_exception_t scratch;
+    *close_rc = 0;
     if (error == NULL)
         error = &scratch;
     if (loop == NULL || main == NULL) {
@@ -241,8 +277,10 @@ int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t
     task_t *task = loop_create_task(loop, main);
     if (task == NULL) {
         int err = errno;
+        char why[LOOP_EXCEPTION_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", loop_error(loop));
         runner_close(loop);
-        return refuse(error, err, loop_error(loop));
+        return refuse(error, err, why);
     }
     /* Ctrl-C cancels the main task: the handler goes in only if nobody
      * else handles SIGINT, and only if this loop may handle signals. */
@@ -267,27 +305,35 @@ int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t
         if (rc < 0 && strcmp(error->type, "CancelledError") == 0 && r.interrupt_count > 0 &&
             task_uncancel(task) == 0)
             exception_set(error, LOOP_KEYBOARD_INTERRUPT, "");
-        err = rc < 0 && strcmp(error->type, LOOP_KEYBOARD_INTERRUPT) == 0 ? EINTR : ECANCELED;
+        if (rc < 0) /* main raised: EINTR for KeyboardInterrupt, else ECANCELED */
+            err = strcmp(error->type, LOOP_KEYBOARD_INTERRUPT) == 0 ||
+                          strcmp(error->type, LOOP_SYSTEM_EXIT) == 0
+                      ? EINTR
+                      : ECANCELED;
     } else {
-        /* the loop stopped: KeyboardInterrupt (EINTR), or stopped early */
-        const char *why = loop_error(loop);
-        if (err == EINTR && strncmp(why, "KeyboardInterrupt", 17) == 0)
-            exception_set(error, LOOP_KEYBOARD_INTERRUPT, "");
-        else if (err == EINTR && strncmp(why, "SystemExit", 10) == 0)
-            exception_set(error, LOOP_SYSTEM_EXIT, "");
-        else
-            exception_set(error, "RuntimeError", why);
-        if (future_done(task_future(task)) && !future_cancelled(task_future(task)))
-            future_exception(task_future(task), NULL); /* consumed: nobody else sees it */
+        /* the run raised: KeyboardInterrupt (EINTR), or the loop stopped early */
+        run_error(loop, err, error);
     }
     /* finally: signal.signal(signal.SIGINT, signal.default_int_handler) */
     if (sigint_installed)
         loop_remove_signal_handler(loop, SIGINT);
     task_release(task);
-    runner_close(loop);
+    if (runner_close(loop) < 0) {
+        *close_rc = -1;
+        run_error(loop, errno, close_error);
+    }
     if (rc < 0)
         errno = err;
     return rc < 0 ? -1 : 0;
+}
+
+/* Runner.run() then Runner.close(), called one after the other: the
+ * outcome is run()'s (an error close() raises is not main's). */
+int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t *error)
+{
+    int close_rc;
+    loop_exception_t close_error;
+    return runner_run(loop, main, result, error, &close_rc, &close_error);
 }
 
 int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
@@ -308,8 +354,19 @@ int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
             main->release(main);
         return refuse(error, err, "cannot make a loop");
     }
-    int rc = loop_run_main_on(loop, main, result, error);
+    /* with Runner(debug=debug) as runner:
+     *     return runner.run(main)
+     * An error raised by close() (Runner.__exit__) replaces run()'s outcome. */
+    int close_rc;
+    loop_exception_t close_error;
+    int rc = runner_run(loop, main, result, error, &close_rc, &close_error);
     int err = errno;
+    if (close_rc < 0) {
+        rc = -1;
+        err = strcmp(close_error.type, "RuntimeError") == 0 ? EAGAIN : EINTR;
+        if (error != NULL)
+            *error = close_error;
+    }
     loop_free(loop);
     errno = err;
     return rc;
