@@ -152,7 +152,7 @@ loop_t *future_get_loop(const future_t *f)
 
 future_state future_get_state(const future_t *f)
 {
-    return f->state;
+    return f != NULL ? f->state : FUTURE_PENDING;
 }
 
 const char *future_state_name(future_state state)

@@ -6,6 +6,11 @@
  * (loop_call_soon_threadsafe, which wakes it through a self-pipe).
  * Chapter 08: the loop's states and CPython's refusals; callbacks that fail
  * (handler.h); Unix signals as callbacks (signals.h); debug mode.
+ * Chapter 09: futures, tasks and coroutines are built on this interface,
+ * in their own headers (future.h, task.h, coro.h); a program of this stage
+ * includes task.h, which includes the others and this one.  What the loop
+ * itself learns is small: loop_free() finds the tasks nobody will ever
+ * wake (below).
  *
  * The whole interface of this stage: make a loop, tell it which file
  * descriptors to watch and what to call when one is ready, ask it to call
@@ -360,6 +365,13 @@ int loop_close(loop_t *loop);
 /* Free the loop's memory, handles included, and close its self-pipe.  Call
  * it after loop_close(), once no other thread can call
  * loop_call_soon_threadsafe() any more (join them first); NULL is ignored.
+ * Chapter 09: what Python's garbage collector does when a program ends,
+ * loop_free() does for the loop's futures: each task still pending is
+ * reported to the exception handler ("Task was destroyed but it is
+ * pending!"), the cycles that keep such tasks alive (a task waits for a
+ * future whose callback holds the task) are broken and freed, and a
+ * future or task the program still holds is detached: it may still be
+ * read and released, and nothing it does reaches the freed loop. */
  * Refused from inside a callback of the running loop, which would go on
  * using the freed memory: then it frees nothing, sets errno to EBUSY and
  * says so in loop_error().  Free the loop after loop_run_forever() returns. */

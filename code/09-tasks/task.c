@@ -108,6 +108,8 @@ task_t *loop_create_task(loop_t *loop, coro_t *coro)
 
 void loop_set_task_factory(loop_t *loop, loop_task_factory factory, void *ctx)
 {
+    if (loop == NULL)
+        return;
     loop_tasks(loop)->factory = factory;
     loop_tasks(loop)->factory_ctx = factory != NULL ? ctx : NULL;
 }
@@ -421,14 +423,14 @@ int task_cancel(task_t *t, const char *msg)
 
 unsigned task_cancelling(const task_t *t)
 {
-    return t->num_cancels_requested;
+    return t != NULL ? t->num_cancels_requested : 0;
 }
 
 unsigned task_uncancel(task_t *t)
 {
-    if (t->num_cancels_requested > 0)
+    if (t != NULL && t->num_cancels_requested > 0)
         t->num_cancels_requested--;
-    return t->num_cancels_requested;
+    return t != NULL ? t->num_cancels_requested : 0;
 }
 /* @end cancel */
 
@@ -455,7 +457,7 @@ void task_release(task_t *t)
 
 const char *task_get_name(const task_t *t)
 {
-    return t->name;
+    return t != NULL ? t->name : NULL;
 }
 
 int task_set_name(task_t *t, const char *name)
@@ -478,12 +480,14 @@ int task_set_name(task_t *t, const char *name)
 
 coro_t *task_get_coro(const task_t *t)
 {
-    return t->coro;
+    return t != NULL ? t->coro : NULL;
 }
 
 size_t loop_all_tasks(loop_t *loop, task_t **out, size_t max)
 {
     size_t n = 0;
+    if (loop == NULL)
+        return 0;
     for (future_t *f = loop_tasks(loop)->first; f != NULL; f = f->next) {
         if (f->kind != FUTURE_KIND_TASK || f->state != FUTURE_PENDING)
             continue;
@@ -506,6 +510,10 @@ task_t *loop_current_task(loop_t *loop)
  * for. */
 char *task_repr(const task_t *t, char *buf, size_t size)
 {
+    if (t == NULL) {
+        snprintf(buf, size, "None");
+        return buf;
+    }
     char state[16], outcome[300], cbs[300], name[96], wait_for[400] = "";
     future_repr_parts(&t->future, state, sizeof state, outcome, sizeof outcome, cbs, sizeof cbs);
     if (t->num_cancels_requested > 0 && t->future.state == FUTURE_PENDING)
