@@ -371,10 +371,16 @@ int loop_close(loop_t *loop);
  * pending!"), the cycles that keep such tasks alive (a task waits for a
  * future whose callback holds the task) are broken and freed, and a
  * future or task the program still holds is detached: it may still be
- * read and released, and nothing it does reaches the freed loop. */
  * Refused from inside a callback of the running loop, which would go on
  * using the freed memory: then it frees nothing, sets errno to EBUSY and
- * says so in loop_error().  Free the loop after loop_run_forever() returns. */
+ * says so in loop_error().  Free the loop after loop_run_forever() returns.
+ * Chapter 09: what Python's garbage collector does when a program ends,
+ * loop_free() does for the loop's futures: each task still pending is
+ * reported to the exception handler ("Task was destroyed but it is
+ * pending!"), the cycles that keep such tasks alive (a task waits for a
+ * future whose callback holds the task) are broken and freed, and a
+ * future or task the program still holds is detached: it may still be
+ * read and released, and nothing it does reaches the freed loop. */
 void loop_free(loop_t *loop);
 
 /* The last error, as a sentence ("" if none yet). */
