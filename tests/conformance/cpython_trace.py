@@ -780,9 +780,13 @@ class Harness:
         self._trace("run_until %s -> %s" % (node.label, format_value(value)))
 
     def run_main(self, node):
-        """asyncio.Runner(loop_factory=...).run(C()), then its close():
-        asyncio.run(C()) on the harness's loop.  The outcome is printed
-        after close(), as the C loop_run_main_on() returns only then."""
+        """asyncio.Runner(loop_factory=...).run(C()), then its close(), as
+        the C loop_run_main_on() does: run()'s outcome is printed after
+        close(), as the C function returns only then.  An error of close()
+        (a stop that ends one of its runs early) is not main's outcome: the
+        harness calls close() itself, outside any `with`, and the loop is
+        closed all the same.  (asyncio.run's `with` would let it replace the
+        outcome: the C loop_run_main does that.)"""
         runner = asyncio.Runner(loop_factory=lambda: self.loop)
         try:
             value = runner.run(self.new_coro(node.label, self.coros[node.label].children))
