@@ -208,22 +208,18 @@ static int prepare_callbacks(future_t *f)
     if (loop_is_closed(f->loop))
         return loop_fail(f->loop, EINVAL, "Event loop is closed");
     size_t n = 0;
-    for (done_callback_t *cb = f->callbacks; cb != NULL; cb = cb->next, n++) {
+    done_callback_t *cb;
+    for (cb = f->callbacks; cb != NULL; cb = cb->next, n++) {
         cb->handle = loop_new_handle(f->loop, run_done_callback, cb);
         if (cb->handle == NULL)
             break;
     }
-    done_callback_t *stop = NULL;
-    for (done_callback_t *cb = f->callbacks; cb != NULL; cb = cb->next)
-        if (cb->handle == NULL) {
-            stop = cb;
-            break;
-        }
-    if (stop == NULL && loop_reserve_ready(f->loop, n) == 0)
+    if (cb == NULL && loop_reserve_ready(f->loop, n) == 0)
         return 0;
-    for (done_callback_t *cb = f->callbacks; cb != stop; cb = cb->next) {
-        handle_release(cb->handle); /* never queued: just freed */
-        cb->handle = NULL;
+    /* Out of memory: free the handles made so far (up to cb, which has none). */
+    for (done_callback_t *made = f->callbacks; made != cb; made = made->next) {
+        handle_release(made->handle); /* never queued: just freed */
+        made->handle = NULL;
     }
     return loop_fail(f->loop, ENOMEM, "out of memory scheduling the callbacks of a future");
 }

@@ -78,8 +78,8 @@ task_t *task_new(loop_t *loop, coro_t *coro, const char *name)
     if (loop_call_soon_owned(loop, task_step_cb, t, task_release_arg) == NULL) {
         int err = errno;
         t->log_destroy_pending = false; /* never was a task: free it quietly */
-        t->future.refs = 1;
-        future_release(&t->future); /* releases the coroutine too */
+        t->future.refs--;           /* no handle was made to hold it */
+        future_release(&t->future); /* the last reference: releases the coroutine too */
         errno = err;
         return NULL;
     }
