@@ -1693,6 +1693,118 @@ START_TEST(keyboard_interrupt_from_a_callback_keeps_its_message)
 }
 END_TEST
 
+/* main stops the loop: run_until_complete's "Event loop stopped before
+ * Future completed." leaves Runner.run; Runner.close then cancels main and
+ * closes the loop.  Python 3.11 (Runner with a tick-counting loop):
+ *     async def main1(): loop.stop(); await asyncio.sleep(0)
+ *     -> main1: CancelledError@2, then RuntimeError('Event loop stopped
+ *        before Future completed.') */
+static coro_status stopping_main_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    loop_stop(loop_of(c));
+    CORO_TRY_CALL(c, sleep_init(&f->sleep, 0));
+    note("main: %s", c->failed ? c->error.type : "no error");
+    return c->failed ? reraise(c) : CORO_RETURNED;
+    CORO_END(c);
+}
+
+START_TEST(run_main_stopped_early)
+{
+    loop_t *loop = logged_loop();
+    loop_exception_t error;
+    int rc = loop_run_main_on(loop, &frame_new(stopping_main_step, "main")->coro, NULL, &error);
+    int closed = loop_is_closed(loop);
+    loop_free(loop);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_str_eq(error.type, "RuntimeError");
+    ck_assert_str_eq(error.message, "Event loop stopped before Future completed.");
+    ck_assert_str_eq(ran, "main: CancelledError@2");
+    ck_assert_int_eq(closed, 1);
+    ck_assert_str_eq(log_text(), "");
+    log_close();
+}
+END_TEST
+
+/* An error raised while Runner.close runs replaces main's outcome
+ * (runners.py run(): `with Runner(...) as runner: return runner.run(main)`
+ * -- __exit__'s close() raises over the return).  Python 3.11:
+ *     async def leftover(): try: await sleep(10)
+ *         except CancelledError: call_soon(raiser); raise
+ *     async def main2(): create_task(leftover()); await sleep(0); return 7
+ *     raiser: raise KeyboardInterrupt("late")
+ *     -> leftover cancelled@4 raiser@5, KeyboardInterrupt('late') instead of 7 */
+static void raise_late(loop_t *loop, void *arg)
+{
+    (void)arg;
+    note("raiser");
+    loop_raise(loop, LOOP_KEYBOARD_INTERRUPT, "late");
+}
+
+static coro_status late_leftover_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    CORO_TRY_CALL(c, sleep_init(&f->sleep, 10));
+    if (c->failed) {
+        note("leftover cancelled");
+        loop_call_soon(loop_of(c), raise_late, NULL);
+        return reraise(c);
+    }
+    CORO_END(c);
+}
+
+static coro_status main2_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    task_release(loop_create_task(loop_of(c), &frame_new(late_leftover_step, "leftover")->coro));
+    CORO_CALL(c, sleep_init(&f->sleep, 0));
+    CORO_RETURN(c, (void *)(intptr_t)7);
+    CORO_END(c);
+}
+
+START_TEST(error_in_close_replaces_the_result)
+{
+    loop_exception_t error;
+    labels_reset();
+    ticks = 0; /* a loop of its own, on the real clock: no ticks counted */
+    errno = 0;
+    void *result = NULL;
+    int rc = loop_run_main(&frame_new(main2_step, "main")->coro, &result, &error);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(errno, EINTR);
+    ck_assert_str_eq(error.type, "KeyboardInterrupt");
+    ck_assert_str_eq(error.message, "late");
+    ck_assert_str_eq(ran, "leftover cancelled@0 raiser@0");
+}
+END_TEST
+
+/* The same through loop_run_main_on, "Runner(loop_factory=...).run(main)
+ * followed by its close()": in Python either way -- `with Runner(...) as
+ * r: return r.run(main)`, or r.run(main) then r.close() -- the
+ * KeyboardInterrupt that close() raises reaches the caller; it is never
+ * dropped.  (The Python twin above, with a tick-counting loop factory.) */
+START_TEST(error_in_close_reaches_run_main_on)
+{
+    loop_t *loop = logged_loop();
+    loop_exception_t error;
+    errno = 0;
+    int rc = loop_run_main_on(loop, &frame_new(main2_step, "main")->coro, NULL, &error);
+    int err = errno;
+    int closed = loop_is_closed(loop);
+    loop_free(loop);
+    ck_assert_str_eq(ran, "leftover cancelled@4 raiser@5");
+    ck_assert_int_eq(closed, 1);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(err, EINTR);
+    ck_assert_str_eq(error.type, "KeyboardInterrupt");
+    ck_assert_str_eq(error.message, "late");
+    log_close();
+}
+END_TEST
+
 /* asyncio.run(main()) on a loop of its own (the real clock: main only
  * yields once, no time passes): main's result. */
 START_TEST(run_main_result)
@@ -1765,6 +1877,9 @@ static Suite *task_suite(void)
     tcase_add_test(tc, second_sigint_is_keyboard_interrupt);
     tcase_add_test(tc, run_main_result);
     tcase_add_test(tc, keyboard_interrupt_from_a_callback_keeps_its_message);
+    tcase_add_test(tc, run_main_stopped_early);
+    tcase_add_test(tc, error_in_close_replaces_the_result);
+    tcase_add_test(tc, error_in_close_reaches_run_main_on);
     suite_add_tcase(s, tc);
     return s;
 }
