@@ -706,6 +706,43 @@ START_TEST(cancel_while_yielding)
 }
 END_TEST
 
+/* gather(return_exceptions=True).cancel() when a child task catches the
+ * cancellation and returns: outer still ends with CancelledError (3.11's
+ * `if outer._cancel_requested: exc = fut._make_cancelled_error()`), and
+ * `fut` there is the for loop's variable, the LAST child listed: its
+ * message, not the one given to cancel().  Python 3.11:
+ *     t = create_task(catcher(w)); a = create_future()
+ *     g = gather(a, t, return_exceptions=True); g.cancel("why") -> True
+ *     -> g.exception() CancelledError(), t.result() 5, a.cancelled() True
+ *     g = gather(t, a, ...)  -> CancelledError('why') */
+START_TEST(gather_cancel_takes_the_last_childs_message)
+{
+    for (int order = 0; order < 2; order++) {
+        loop_t *loop = virtual_loop();
+        future_t *a = loop_create_future(loop), *w = loop_create_future(loop);
+        task_t *t = loop_create_task(loop, &frame_on(catch_cancel_step, "catcher", w)->coro);
+        run(loop); /* t awaits w */
+        future_t *kids[2] = {a, task_future(t)};
+        if (order == 1) {
+            kids[0] = task_future(t);
+            kids[1] = a;
+        }
+        future_t *g = loop_gather(loop, kids, 2, 1);
+        ck_assert_int_eq(future_cancel(g, "why"), 1);
+        run(loop);
+        ck_assert_int_eq(future_cancelled(g), 0);
+        ck_assert_str_eq(outcome(g), order == 0 ? "CancelledError: " : "CancelledError: why");
+        ck_assert_str_eq(outcome(task_future(t)), "result=99");
+        ck_assert_int_eq(future_cancelled(a), 1);
+        future_release(g);
+        future_release(a);
+        future_release(w);
+        task_release(t);
+        finish(loop);
+    }
+}
+END_TEST
+
 /* ---- reports ----------------------------------------------------------------- */
 
 static coro_status boom_step(coro_t *c)
@@ -1840,6 +1877,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, catch_cancellation_and_return);
     tcase_add_test(tc, cancel_twice_then_catch);
     tcase_add_test(tc, cancel_while_yielding);
+    tcase_add_test(tc, gather_cancel_takes_the_last_childs_message);
     suite_add_tcase(s, tc);
     tc = tcase_create("reports");
     tcase_add_test(tc, task_exception_never_retrieved);
