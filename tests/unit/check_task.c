@@ -576,6 +576,37 @@ START_TEST(cancel_while_awaiting_a_task)
 }
 END_TEST
 
+static void set_then_cancel(loop_t *loop, void *arg)
+{
+    (void)loop;
+    note("set+cancel");
+    ck_assert_int_eq(future_set_result(waited_fut, (void *)(intptr_t)1), 0);
+    note("cancel=%d", task_cancel(arg, NULL));
+}
+
+/* The awaited future is done but the wakeup has not run yet: its cancel()
+ * refuses, so Task.cancel sets _must_cancel, and the wakeup's step throws
+ * CancelledError in anyway -- the result is lost.  Python 3.11:
+ *     call_soon(c) where c() does fut.set_result(1); t.cancel()
+ *     -> start@1 set+cancel@1 cancel=True@1 cancelled CancelledError()@3,
+ *        fut.cancelled() False, t.cancelled() True */
+START_TEST(cancel_after_the_future_is_set)
+{
+    loop_t *loop = virtual_loop();
+    waited_fut = loop_create_future(loop);
+    task_t *t = loop_create_task(loop, &frame_on(awaits_step, "c", waited_fut)->coro);
+    loop_call_soon(loop, set_then_cancel, t);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    note("cancelled %s", outcome(task_future(t)));
+    ck_assert_str_eq(ran, "start@1 set+cancel@1 cancel=1@1 cancelled CancelledError: @3");
+    ck_assert_int_eq(future_cancelled(waited_fut), 0);
+    ck_assert_int_eq(future_cancelled(task_future(t)), 1);
+    task_release(t);
+    future_release(waited_fut);
+    finish(loop);
+}
+END_TEST
+
 /* A finished task: cancel() returns False (0), and it stays finished. */
 START_TEST(cancel_after_finish)
 {
@@ -1291,6 +1322,37 @@ START_TEST(wait_for_timeout_zero)
 }
 END_TEST
 
+/* async def body(): note("start"); v = await wait_for(fut, 1); note(...) */
+static coro_status wait_for_done_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    note("start");
+    CORO_CALL(c, wait_for_init(&f->wait_for, f->fut, 1));
+    note("got%d sched=%zu cnt=%zu", (int)(intptr_t)c->value, loop_scheduled_len(loop_of(c)),
+         loop_timer_cancelled_count(loop_of(c)));
+    CORO_END(c);
+}
+
+/* 3.11's wait_for has no shortcut for a done future when timeout > 0: it
+ * still makes the waiter and the timer, and fut's done callback (scheduled
+ * at once) releases the waiter a tick later.  Python 3.11:
+ *     fut.set_result(4); await wait_for(fut, 1)
+ *     -> start@1 got4 sched=1 cnt=1@3 */
+START_TEST(wait_for_done_future_with_timeout)
+{
+    loop_t *loop = virtual_loop();
+    future_t *fut = loop_create_future(loop);
+    future_set_result(fut, (void *)(intptr_t)4);
+    task_t *t = loop_create_task(loop, &frame_on(wait_for_done_step, "body", fut)->coro);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    ck_assert_str_eq(ran, "start@1 got4 sched=1 cnt=1@3");
+    task_release(t);
+    future_release(fut);
+    finish(loop);
+}
+END_TEST
+
 /* async def outer(): try: await wait_for(fut, 10)
  *                    except CancelledError: note(...); raise */
 static coro_status wait_for_cancelled_step(coro_t *c)
@@ -1873,6 +1935,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, cancel_before_first_step);
     tcase_add_test(tc, cancel_while_awaiting_a_future);
     tcase_add_test(tc, cancel_while_awaiting_a_task);
+    tcase_add_test(tc, cancel_after_the_future_is_set);
     tcase_add_test(tc, cancel_after_finish);
     tcase_add_test(tc, catch_cancellation_and_return);
     tcase_add_test(tc, cancel_twice_then_catch);
@@ -1901,6 +1964,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, wait_for_timeout);
     tcase_add_test(tc, wait_for_inner_first);
     tcase_add_test(tc, wait_for_timeout_zero);
+    tcase_add_test(tc, wait_for_done_future_with_timeout);
     tcase_add_test(tc, wait_for_cancelled_cancels_inner);
     suite_add_tcase(s, tc);
     tc = tcase_create("run");
