@@ -607,6 +607,71 @@ START_TEST(cancel_after_the_future_is_set)
 }
 END_TEST
 
+static coro_status self_cancel_return_step(coro_t *c)
+{
+    CORO_BEGIN(c);
+    note("cancel=%d", task_cancel(c->task, "self"));
+    CORO_RETURN(c, (void *)(intptr_t)5);
+    CORO_END(c);
+}
+
+static coro_status self_cancel_await_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    task_cancel(c->task, "self");
+    note("awaits");
+    CORO_TRY_AWAIT(c, f->fut);
+    if (c->failed) {
+        note("caught %s: %s fut.cancelled=%d", c->error.type, c->error.message,
+             future_cancelled(f->fut));
+        return reraise(c);
+    }
+    CORO_END(c);
+}
+
+static void probe_waited(loop_t *loop, void *arg)
+{
+    (void)loop;
+    note("probe fut.cancelled=%d", future_cancelled(arg));
+}
+
+/* A task that cancels itself inside its step (no future to cancel yet:
+ * _must_cancel).  If it then returns, __step's `except StopIteration: if
+ * self._must_cancel: super().cancel(msg=self._cancel_message)` cancels it
+ * all the same; if it then awaits a pending future, __step cancels that
+ * future at once (`if self._must_cancel: if self._fut_waiter.cancel(...)`).
+ * Python 3.11:
+ *     body(): current_task().cancel('self'); return 5
+ *     -> cancel=True@1 CancelledError('self')@2, t.cancelled() True
+ *     body(): current_task().cancel('self'); note("awaits"); await fut
+ *     -> awaits@1 probe fut.cancelled=True@1
+ *        caught CancelledError('self') fut.cancelled=True@2 CancelledError('self')@3 */
+START_TEST(task_cancels_itself)
+{
+    loop_t *loop = virtual_loop();
+    task_t *t = loop_create_task(loop, &frame_new(self_cancel_return_step, "body")->coro);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    note("%s", outcome(task_future(t)));
+    ck_assert_str_eq(ran, "cancel=1@1 CancelledError: self@2");
+    ck_assert_int_eq(future_cancelled(task_future(t)), 1);
+    task_release(t);
+
+    labels_reset();
+    ticks = 0;
+    future_t *fut = loop_create_future(loop);
+    t = loop_create_task(loop, &frame_on(self_cancel_await_step, "body", fut)->coro);
+    loop_call_soon(loop, probe_waited, fut);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    note("%s", outcome(task_future(t)));
+    ck_assert_str_eq(ran, "awaits@1 probe fut.cancelled=1@1 "
+                          "caught CancelledError: self fut.cancelled=1@2 CancelledError: self@3");
+    task_release(t);
+    future_release(fut);
+    finish(loop);
+}
+END_TEST
+
 /* A finished task: cancel() returns False (0), and it stays finished. */
 START_TEST(cancel_after_finish)
 {
@@ -1936,6 +2001,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, cancel_while_awaiting_a_future);
     tcase_add_test(tc, cancel_while_awaiting_a_task);
     tcase_add_test(tc, cancel_after_the_future_is_set);
+    tcase_add_test(tc, task_cancels_itself);
     tcase_add_test(tc, cancel_after_finish);
     tcase_add_test(tc, catch_cancellation_and_return);
     tcase_add_test(tc, cancel_twice_then_catch);
