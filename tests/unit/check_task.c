@@ -113,6 +113,7 @@ typedef struct frame {
     sleep_t sleep;      /* the frame of the asyncio.sleep() it awaits */
     wait_for_t wait_for;/* the frame of the wait_for() it awaits */
     int *released;      /* if set: ++ when the frame is released */
+    coro_step_fn inner_step; /* the coroutine of the task it makes, if it makes one */
 } frame_t;
 
 static void frame_release(coro_t *c)
@@ -1300,7 +1301,7 @@ static coro_status wait_for_task_step(coro_t *c)
     frame_t *f = (frame_t *)c;
     CORO_BEGIN(c);
     if (f->other == NULL) {
-        frame_t *in = frame_new(inner_sleep_step, "inner");
+        frame_t *in = frame_new(f->inner_step != NULL ? f->inner_step : inner_sleep_step, "inner");
         in->delay = f->delay;
         f->other = loop_create_task(loop_of(c), &in->coro);
     }
@@ -1330,6 +1331,40 @@ START_TEST(wait_for_timeout)
     ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
     ck_assert_str_eq(ran, "inner_cancelled@5 TimeoutError inner_done=1 inner_cancelled=1 t=1.000@7");
     ck_assert_str_eq(outcome(task_future(t)), "TimeoutError: ");
+    task_release(t);
+    finish(loop);
+}
+END_TEST
+
+/* async def stubborn(): try: await sleep(d) / except CancelledError: return 5 */
+static coro_status stubborn_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    CORO_TRY_CALL(c, sleep_init(&f->sleep, f->delay));
+    if (c->failed) {
+        note("inner caught");
+        coro_clear_error(c);
+        CORO_RETURN(c, (void *)(intptr_t)5);
+    }
+    CORO_END(c);
+}
+
+/* The timeout fires, but the inner task catches its cancellation and
+ * returns: 3.11's wait_for returns `fut.result()` after _cancel_and_wait,
+ * no TimeoutError.  Python 3.11:
+ *     stubborn sleeps 10, returns 5 when cancelled; await wait_for(ti, 1)
+ *     -> inner caught@5 got5 sched=0 cnt=0 t=1.0@7 */
+START_TEST(wait_for_timeout_but_inner_returns)
+{
+    loop_t *loop = virtual_loop();
+    frame_t *f = frame_new(wait_for_task_step, "outer");
+    f->delay = 10;
+    f->i = 10;
+    f->inner_step = stubborn_step;
+    task_t *t = loop_create_task(loop, &f->coro);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    ck_assert_str_eq(ran, "inner caught@5 got5 sched=0 cnt=0 t=1.000@7");
     task_release(t);
     finish(loop);
 }
@@ -1488,6 +1523,44 @@ START_TEST(run_until_complete_returns_when_done)
     ck_assert_int_eq(loop_run_until_complete(loop, fut), 0);
     ck_assert_str_eq(outcome(fut), "result=1");
     future_release(fut);
+    finish(loop);
+}
+END_TEST
+
+static coro_status raise_ki_step(coro_t *c)
+{
+    CORO_BEGIN(c);
+    note("ki");
+    CORO_RAISE(c, LOOP_KEYBOARD_INTERRUPT, "k");
+    CORO_END(c);
+}
+
+static void later(loop_t *loop, void *arg)
+{
+    (void)arg;
+    note("later");
+    loop_stop(loop);
+}
+
+/* A coroutine that raises KeyboardInterrupt: __step sets it as the task's
+ * exception and re-raises it, so it leaves run_until_complete at once (the
+ * loop stopped, not closed); the task is done with it.  Python 3.11:
+ *     async def ki(): raise KeyboardInterrupt("k"); run_until_complete(t)
+ *     -> ki@1, escaped KeyboardInterrupt('k') done=True running=False@1,
+ *        t.result() raises it; then call_soon(later) runs at tick 2 */
+START_TEST(keyboard_interrupt_from_a_task)
+{
+    loop_t *loop = virtual_loop();
+    task_t *t = loop_create_task(loop, &frame_new(raise_ki_step, "ki")->coro);
+    errno = 0;
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), -1);
+    ck_assert_int_eq(errno, EINTR);
+    note("done=%d running=%d", future_done(task_future(t)), loop_is_running(loop));
+    ck_assert_str_eq(outcome(task_future(t)), "KeyboardInterrupt: k");
+    loop_call_soon(loop, later, NULL);
+    run(loop);
+    ck_assert_str_eq(ran, "ki@1 done=1 running=0@1 later@2");
+    task_release(t);
     finish(loop);
 }
 END_TEST
@@ -2029,6 +2102,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, sleep_nan_refused);
     tcase_add_test(tc, wait_for_timeout);
     tcase_add_test(tc, wait_for_inner_first);
+    tcase_add_test(tc, wait_for_timeout_but_inner_returns);
     tcase_add_test(tc, wait_for_timeout_zero);
     tcase_add_test(tc, wait_for_done_future_with_timeout);
     tcase_add_test(tc, wait_for_cancelled_cancels_inner);
@@ -2036,6 +2110,7 @@ static Suite *task_suite(void)
     tc = tcase_create("run");
     tcase_add_test(tc, run_until_complete_returns_when_done);
     tcase_add_test(tc, run_until_complete_stopped_early);
+    tcase_add_test(tc, keyboard_interrupt_from_a_task);
     tcase_add_test(tc, run_until_complete_refusals);
     tcase_add_test(tc, run_main_on_result);
     tcase_add_test(tc, run_main_on_error);
