@@ -898,6 +898,44 @@ START_TEST(gather_cancel_with_children_done)
 }
 END_TEST
 
+/* repr() of a finished gather: the result list as Python prints it.  A
+ * cancelled child's entry is built as `exceptions.CancelledError('' if
+ * fut._cancel_message is None else fut._cancel_message)`: with no message
+ * it still has one argument, '' -- CancelledError(''), not
+ * CancelledError().  Python 3.11:
+ *     g = gather(a, b, c, d, return_exceptions=True)
+ *     a.set_result(None); b.set_exception(RuntimeError("x")); c.cancel(); d.cancel("m")
+ *     -> <_GatheringFuture finished result=[None, RuntimeError('x'),
+ *        CancelledError(''), CancelledError('m')]>
+ *     gather(a, a) -> <_GatheringFuture finished result=[None, None]> */
+START_TEST(gather_repr)
+{
+    loop_t *loop = virtual_loop();
+    future_t *kids[4];
+    for (int i = 0; i < 4; i++)
+        kids[i] = loop_create_future(loop);
+    future_t *g = loop_gather(loop, kids, 4, 1);
+    future_t *twice[2] = {kids[0], kids[0]};
+    future_t *g2 = loop_gather(loop, twice, 2, 0);
+    future_set_result(kids[0], NULL);
+    future_fail(kids[1], NULL, "x");
+    future_cancel(kids[2], NULL);
+    future_cancel(kids[3], "m");
+    run(loop);
+    char buf[256];
+    ck_assert_str_eq(future_repr(g2, buf, sizeof buf),
+                     "<_GatheringFuture finished result=[None, None]>");
+    ck_assert_str_eq(future_repr(g, buf, sizeof buf),
+                     "<_GatheringFuture finished result=[None, RuntimeError('x'), "
+                     "CancelledError(''), CancelledError('m')]>");
+    for (int i = 0; i < 4; i++)
+        future_release(kids[i]);
+    future_release(g);
+    future_release(g2);
+    finish(loop);
+}
+END_TEST
+
 /* gather holds its children: the caller may release them at once. */
 START_TEST(gather_holds_its_children)
 {
@@ -961,6 +999,7 @@ static Suite *future_suite(void)
     tcase_add_test(tc, gather_cancel_cancels_children);
     tcase_add_test(tc, gather_cancel_with_children_done);
     tcase_add_test(tc, gather_holds_its_children);
+    tcase_add_test(tc, gather_repr);
     suite_add_tcase(s, tc);
     return s;
 }
