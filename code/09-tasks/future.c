@@ -458,7 +458,10 @@ int future_base_cancel(future_t *f, const char *msg)
         return -1;
     f->state = FUTURE_CANCELLED;
     f->has_cancel_message = msg != NULL;
-    snprintf(f->cancel_message, sizeof f->cancel_message, "%s", msg != NULL ? msg : "");
+    /* A task passes its own _cancel_message (super().cancel(msg=
+     * self._cancel_message)): the same buffer, not to be copied onto itself. */
+    if (msg != f->cancel_message)
+        snprintf(f->cancel_message, sizeof f->cancel_message, "%s", msg != NULL ? msg : "");
     commit_callbacks(f);
     return 1;
 }

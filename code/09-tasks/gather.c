@@ -207,7 +207,13 @@ void gather_result_repr(const gathering_future_t *g, char *buf, size_t size)
     for (size_t i = 0; i < g->results->n && len < size; i++) {
         const gather_item_t *item = &g->results->items[i];
         char one[200];
-        if (item->failed)
+        if (item->failed && strcmp(item->error.type, "CancelledError") == 0) {
+            /* a cancelled child: CancelledError('' if fut._cancel_message is
+             * None else fut._cancel_message), never without an argument */
+            char msg[LOOP_EXCEPTION_MESSAGE_MAX + 8];
+            str_repr(item->error.message, msg, sizeof msg);
+            snprintf(one, sizeof one, "CancelledError(%s)", msg);
+        } else if (item->failed)
             exception_repr(&item->error, one, sizeof one);
         else if (item->value == NULL)
             snprintf(one, sizeof one, "None");
