@@ -840,6 +840,84 @@ START_TEST(gather_cancel_takes_the_last_childs_message)
 }
 END_TEST
 
+static coro_status child_cancel_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    CORO_TRY_CALL(c, sleep_init(&f->sleep, 10));
+    if (c->failed) {
+        note("%s cancelled", f->label);
+        return reraise(c);
+    }
+    CORO_END(c);
+}
+
+static coro_status gather_main_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    {
+        frame_t *fa = frame_new(child_cancel_step, "child"), *fb = frame_new(child_cancel_step, "child");
+        fa->label = "A";
+        fb->label = "B";
+        task_t *kids[2] = {task_new(loop_of(c), &fa->coro, "A"), task_new(loop_of(c), &fb->coro, "B")};
+        future_t *futs[2] = {task_future(kids[0]), task_future(kids[1])};
+        f->fut = loop_gather(loop_of(c), futs, 2, 0);
+        task_release(kids[0]); /* the gather holds them */
+        task_release(kids[1]);
+    }
+    CORO_TRY_AWAIT(c, f->fut);
+    if (c->failed) {
+        note("main caught %s('%s')", c->error.type, c->error.message);
+        return reraise(c);
+    }
+    CORO_END(c);
+}
+
+static void cancel_stop(loop_t *loop, void *arg)
+{
+    (void)loop;
+    note("cancel");
+    task_cancel(arg, "stop");
+}
+
+static void note_repr(loop_t *loop, void *arg)
+{
+    (void)loop;
+    char buf[300];
+    note("%s", task_repr(arg, buf, sizeof buf));
+}
+
+/* A task awaiting gather() of two tasks is cancelled: Task.cancel cancels
+ * the gathering future, which cancels the children with the same message;
+ * the first child's CancelledError ('stop') finishes the gather, and the
+ * task wakes with it.  Python 3.11:
+ *     main(): a, b = create_task(child("A")), create_task(child("B"))
+ *             try: await gather(a, b) / except CancelledError: note; raise
+ *     call_later(0.5, note repr(m)); call_later(1, m.cancel, "stop")
+ *     -> <Task pending name='main' coro=<main()> wait_for=<_GatheringFuture
+ *        pending cb=[Task.task_wakeup()]> cb=[_run_until_complete_cb()]>@3
+ *        cancel@4 A cancelled@5 B cancelled@5
+ *        main caught CancelledError('stop')@7
+ *        main CancelledError('stop') cancelled=True@8 */
+START_TEST(cancel_a_task_awaiting_gather)
+{
+    loop_t *loop = virtual_loop();
+    task_t *m = task_new(loop, &frame_new(gather_main_step, "main")->coro, "main");
+    loop_call_later(loop, 1, cancel_stop, m);
+    loop_call_later(loop, 0.5, note_repr, m);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(m)), 0);
+    note("main %s cancelled=%d", outcome(task_future(m)), future_cancelled(task_future(m)));
+    ck_assert_str_eq(ran, "<Task pending name='main' coro=<main()> wait_for=<_GatheringFuture "
+                          "pending cb=[Task.task_wakeup()]> cb=[_run_until_complete_cb()]>@3 "
+                          "cancel@4 A cancelled@5 B cancelled@5 "
+                          "main caught CancelledError('stop')@7 "
+                          "main CancelledError: stop cancelled=1@8");
+    task_release(m);
+    finish(loop);
+}
+END_TEST
+
 /* ---- reports ----------------------------------------------------------------- */
 
 static coro_status boom_step(coro_t *c)
@@ -2080,6 +2158,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, cancel_twice_then_catch);
     tcase_add_test(tc, cancel_while_yielding);
     tcase_add_test(tc, gather_cancel_takes_the_last_childs_message);
+    tcase_add_test(tc, cancel_a_task_awaiting_gather);
     suite_add_tcase(s, tc);
     tc = tcase_create("reports");
     tcase_add_test(tc, task_exception_never_retrieved);
