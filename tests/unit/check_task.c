@@ -14,14 +14,21 @@
  *     coroutine see the error and clear it;
  *   - Task.__step: the first step is call_soon'd, a bare yield re-queues,
  *     a pending future wakes the task one tick after it completes, a task
- *     awaiting itself gets "Task cannot await on itself";
- *   - cancellation at every point of a task's life, cancel twice, a
- *     coroutine that catches the cancellation and returns;
+ *     awaiting itself gets "Task cannot await on itself", a future of
+ *     another loop is refused;
+ *   - cancellation at every point of a task's life (before its first step,
+ *     awaiting a future, a task, a gather; after the future was set but
+ *     before the wakeup; after the end; by itself), cancel twice, a
+ *     coroutine that catches the cancellation and returns, the cancel
+ *     message all the way down and back;
  *   - "Task exception was never retrieved", "Task was destroyed but it is
  *     pending!" (valgrind-clean), all_tasks, current_task, names, reprs,
  *     the task factory, refusals;
- *   - sleep, wait_for, run_until_complete and loop_run_main(_on), SIGINT
- *     during loop_run_main.
+ *   - sleep, wait_for (timeout, inner first, timeout 0, a done future, an
+ *     inner task that will not be cancelled, the waiter cancelled),
+ *     run_until_complete, loop_run_main(_on) with its shutdown (leftover
+ *     tasks, a loop stopped early, an error raised while closing), Ctrl-C
+ *     once and twice, KeyboardInterrupt from a callback and from a task.
  * Every coroutine frame here is malloc'd and freed by its release hook, so
  * that AddressSanitizer and valgrind see a frame nobody released.
  */
