@@ -327,13 +327,27 @@ static int runner_run(loop_t *loop, coro_t *main, void **result, loop_exception_
     return rc < 0 ? -1 : 0;
 }
 
-/* Runner.run() then Runner.close(), called one after the other: the
- * outcome is run()'s (an error close() raises is not main's). */
+/* An error raised by close() reaches the caller, as it does in Python
+ * whichever way the runner is used (`with Runner() as r: return
+ * r.run(main)`, or r.run(main) then r.close()): it replaces main's
+ * outcome, the one error a C caller can be given. */
+static int close_error_wins(int rc, int close_rc, const loop_exception_t *close_error,
+                            loop_exception_t *error)
+{
+    if (close_rc == 0)
+        return rc;
+    if (error != NULL)
+        *error = *close_error;
+    errno = strcmp(close_error->type, "RuntimeError") == 0 ? EAGAIN : EINTR;
+    return -1;
+}
+
 int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t *error)
 {
     int close_rc;
     loop_exception_t close_error;
-    return runner_run(loop, main, result, error, &close_rc, &close_error);
+    int rc = runner_run(loop, main, result, error, &close_rc, &close_error);
+    return close_error_wins(rc, close_rc, &close_error, error);
 }
 
 int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
@@ -360,13 +374,8 @@ int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
     int close_rc;
     loop_exception_t close_error;
     int rc = runner_run(loop, main, result, error, &close_rc, &close_error);
+    rc = close_error_wins(rc, close_rc, &close_error, error);
     int err = errno;
-    if (close_rc < 0) {
-        rc = -1;
-        err = strcmp(close_error.type, "RuntimeError") == 0 ? EAGAIN : EINTR;
-        if (error != NULL)
-            *error = close_error;
-    }
     loop_free(loop);
     errno = err;
     return rc;

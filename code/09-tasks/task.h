@@ -157,15 +157,13 @@ int loop_run_until_complete(loop_t *loop, future_t *fut);
 int loop_run_main(coro_t *main, void **result, loop_exception_t *error);
 
 /* asyncio.Runner(loop_factory=...).run(main) followed by its close(): the
- * same, on a loop the caller made (and frees after: it is closed).  One
- * difference, Python's own: the outcome is run()'s.  If the shutdown
- * raises (a callback's KeyboardInterrupt while the tasks left are being
- * cancelled, a stop that ends one of its runs early), the steps after it
- * are skipped and the loop is closed, and loop_run_main() -- asyncio.run's
- * `with Runner() as runner: return runner.run(main)` -- returns that
- * error instead of main's outcome (-1, EINTR for a KeyboardInterrupt);
- * loop_run_main_on() -- run() and close() called one after the other --
- * returns main's. */
+ * same, on a loop the caller made (and frees after: it is closed).  For
+ * both: if the shutdown raises (a callback's KeyboardInterrupt while the
+ * tasks left are being cancelled, a stop that ends one of its runs
+ * early), the steps after it are skipped, the loop is closed, and that
+ * error is returned instead of main's outcome (-1, EINTR for a
+ * KeyboardInterrupt, EAGAIN for the stop): Python never drops it, with
+ * `with Runner() as r: return r.run(main)` or r.run() then r.close(). */
 int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t *error);
 /* @end run */
 
