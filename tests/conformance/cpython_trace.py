@@ -780,13 +780,12 @@ class Harness:
         self._trace("run_until %s -> %s" % (node.label, format_value(value)))
 
     def run_main(self, node):
-        """asyncio.Runner(loop_factory=...).run(C()), then its close(), as
-        the C loop_run_main_on() does: run()'s outcome is printed after
-        close(), as the C function returns only then.  An error of close()
-        (a stop that ends one of its runs early) is not main's outcome: the
-        harness calls close() itself, outside any `with`, and the loop is
-        closed all the same.  (asyncio.run's `with` would let it replace the
-        outcome: the C loop_run_main does that.)"""
+        """asyncio.run(C()) on the harness's loop: `with asyncio.Runner(
+        loop_factory=...) as runner: return runner.run(C())`, as the C
+        loop_run_main_on() does.  An error of the runner's close() (a stop
+        that ends one of its runs early, a KeyboardInterrupt) replaces
+        run()'s outcome, as it does when it leaves the `with`.  The outcome
+        is printed after close(), as the C function returns only then."""
         runner = asyncio.Runner(loop_factory=lambda: self.loop)
         try:
             value = runner.run(self.new_coro(node.label, self.coros[node.label].children))
@@ -795,8 +794,8 @@ class Harness:
             line = "main %s -> error %s" % (node.label, format_error(e))
         try:
             runner.close()
-        except (Exception, asyncio.CancelledError, KeyboardInterrupt):
-            pass                      # the loop is closed all the same
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt) as e:
+            line = "main %s -> error %s" % (node.label, format_error(e))
         if not self.loop.is_closed():
             self.loop.close()
         self._trace(line)
