@@ -925,6 +925,33 @@ START_TEST(cancel_a_task_awaiting_gather)
 }
 END_TEST
 
+static coro_status stop_iteration_step(coro_t *c)
+{
+    CORO_BEGIN(c);
+    CORO_RAISE(c, "StopIteration", "x");
+    CORO_END(c);
+}
+
+/* PEP 479: a StopIteration that leaves a coroutine becomes RuntimeError
+ * 'coroutine raised StopIteration' (the generator machinery does it, before
+ * the task sees it), so the task finishes with that -- it is never stuck
+ * pending because Future.set_exception refuses StopIteration.  Python 3.11:
+ *     async def bad(): raise StopIteration("x")
+ *     -> t.exception() RuntimeError('coroutine raised StopIteration') */
+START_TEST(stop_iteration_leaving_a_coroutine)
+{
+    loop_t *loop = logged_loop();
+    task_t *t = loop_create_task(loop, &frame_new(stop_iteration_step, "bad")->coro);
+    run(loop);
+    ck_assert_int_eq(future_done(task_future(t)), 1);
+    ck_assert_str_eq(outcome(task_future(t)), "RuntimeError: coroutine raised StopIteration");
+    ck_assert_str_eq(log_text(), "");
+    task_release(t);
+    finish(loop);
+    log_close();
+}
+END_TEST
+
 /* ---- reports ----------------------------------------------------------------- */
 
 static coro_status boom_step(coro_t *c)
@@ -2166,6 +2193,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, cancel_while_yielding);
     tcase_add_test(tc, gather_cancel_takes_the_last_childs_message);
     tcase_add_test(tc, cancel_a_task_awaiting_gather);
+    tcase_add_test(tc, stop_iteration_leaving_a_coroutine);
     suite_add_tcase(s, tc);
     tc = tcase_create("reports");
     tcase_add_test(tc, task_exception_never_retrieved);
