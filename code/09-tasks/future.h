@@ -50,7 +50,10 @@ int future_cancelled(const future_t *f); /* 1 if cancelled */
 /* set_result(value): FINISHED with value (not owned: the future never
  * frees it).  -1 with EINVAL "invalid state" if the future is done,
  * ENOMEM (the future unchanged, pending) if its callbacks cannot be
- * scheduled. */
+ * scheduled, EINVAL "Event loop is closed" if it has callbacks and its
+ * loop is closed (CPython changes the state first, then call_soon raises;
+ * here nothing changes).  A future whose loop was freed is refused with
+ * EINVAL and no message: there is no loop_error() left to write to. */
 int future_set_result(future_t *f, void *value);
 
 /* set_exception(error): FINISHED with a copy of *error.  Refused as
