@@ -937,7 +937,9 @@ static coro_status stop_iteration_step(coro_t *c)
  * the task sees it), so the task finishes with that -- it is never stuck
  * pending because Future.set_exception refuses StopIteration.  Python 3.11:
  *     async def bad(): raise StopIteration("x")
- *     -> t.exception() RuntimeError('coroutine raised StopIteration') */
+ *     -> t.exception() RuntimeError('coroutine raised StopIteration')
+ *     async def outer(): try: await bad() / except RuntimeError as e: ...
+ *     -> e is RuntimeError('coroutine raised StopIteration') */
 START_TEST(stop_iteration_leaving_a_coroutine)
 {
     loop_t *loop = logged_loop();
@@ -946,6 +948,19 @@ START_TEST(stop_iteration_leaving_a_coroutine)
     ck_assert_int_eq(future_done(task_future(t)), 1);
     ck_assert_str_eq(outcome(task_future(t)), "RuntimeError: coroutine raised StopIteration");
     ck_assert_str_eq(log_text(), "");
+    task_release(t);
+
+    /* the same at the boundary of a called coroutine: its caller catches
+     * the RuntimeError (async def outer(): try: await bad() / except
+     * RuntimeError as e: ...) */
+    labels_reset();
+    ticks = 0;
+    frame_t *f = frame_new(try_call_step, "outer");
+    f->callee = &frame_new(stop_iteration_step, "bad")->coro;
+    t = loop_create_task(loop, &f->coro);
+    run(loop);
+    ck_assert_str_eq(ran, "caught RuntimeError: coroutine raised StopIteration@1");
+    ck_assert_str_eq(outcome(task_future(t)), "result=5");
     task_release(t);
     finish(loop);
     log_close();
