@@ -680,6 +680,49 @@ START_TEST(task_cancels_itself)
 }
 END_TEST
 
+static void cancel_inner(loop_t *loop, void *arg)
+{
+    (void)loop;
+    note("cancel");
+    ck_assert_int_eq(task_cancel(arg, "in"), 1);
+}
+
+static void later_cancel_inner(loop_t *loop, void *arg)
+{
+    loop_call_soon(loop, cancel_inner, arg);
+}
+
+/* Only the inner task is cancelled: the CancelledError it ends with
+ * reaches the task that awaits it, which is cancelled too (a
+ * CancelledError leaving a coroutine cancels its task), with the inner's
+ * message, and without ever being asked (cancelling() 0).  Python 3.11:
+ *     as cancel_while_awaiting_a_task, but ti.cancel("in")
+ *     -> start@1 outer@1 cancel@2 inner_done@4 outer_done@5
+ *        outer CancelledError('in')@5, to.cancelling() 0 */
+START_TEST(cancel_the_awaited_task_only)
+{
+    loop_t *loop = virtual_loop();
+    waited_fut = loop_create_future(loop);
+    task_t *ti = loop_create_task(loop, &frame_on(awaits_step, "inner", waited_fut)->coro);
+    frame_t *fo = frame_new(awaits_task_step, "outer");
+    task_retain(ti);
+    fo->other = ti;
+    task_t *to = loop_create_task(loop, &fo->coro);
+    future_add_done_callback(task_future(ti), note_done, "inner");
+    future_add_done_callback(task_future(to), note_done, "outer");
+    loop_call_soon(loop, later_cancel_inner, ti);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(to)), 0);
+    note("outer %s", outcome(task_future(to)));
+    ck_assert_str_eq(ran, "start@1 outer@1 cancel@2 inner:cancelled@4 outer:cancelled@5 "
+                          "outer CancelledError: in@5");
+    ck_assert_uint_eq(task_cancelling(to), 0);
+    task_release(ti);
+    task_release(to);
+    future_release(waited_fut);
+    finish(loop);
+}
+END_TEST
+
 /* A finished task: cancel() returns False (0), and it stays finished. */
 START_TEST(cancel_after_finish)
 {
@@ -2202,6 +2245,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, cancel_while_awaiting_a_task);
     tcase_add_test(tc, cancel_after_the_future_is_set);
     tcase_add_test(tc, task_cancels_itself);
+    tcase_add_test(tc, cancel_the_awaited_task_only);
     tcase_add_test(tc, cancel_after_finish);
     tcase_add_test(tc, catch_cancellation_and_return);
     tcase_add_test(tc, cancel_twice_then_catch);
