@@ -2035,6 +2035,42 @@ static coro_status stubborn_main_step(coro_t *c)
     CORO_END(c);
 }
 
+static coro_status forgiving_main_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    f->fut = loop_create_future(loop_of(c));
+    loop_call_soon(loop_of(c), raise_sigint, NULL);
+    CORO_TRY_AWAIT(c, f->fut);
+    note("main: %s, returns 5", c->error.type);
+    coro_clear_error(c);
+    CORO_RETURN(c, (void *)(intptr_t)5);
+    CORO_END(c);
+}
+
+/* main catches the Ctrl-C's cancellation and returns: Runner.run's
+ * `return self._loop.run_until_complete(task)` returns its value -- the
+ * KeyboardInterrupt is only raised for a main that ends cancelled.
+ * Python 3.11: main() calls call_soon(os.kill, pid, SIGINT), awaits a
+ * future, catches CancelledError and returns 5 -> asyncio.run() is 5. */
+START_TEST(sigint_caught_by_main)
+{
+    struct sigaction old, dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    ck_assert_int_eq(sigaction(SIGINT, &dfl, &old), 0);
+    labels_reset();
+    ticks = 0;
+    void *result = NULL;
+    loop_exception_t error;
+    int rc = loop_run_main(&frame_new(forgiving_main_step, "main")->coro, &result, &error);
+    sigaction(SIGINT, &old, NULL);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_ptr_eq(result, (void *)(intptr_t)5);
+    ck_assert_str_eq(ran, "SIGINT@0 main: CancelledError, returns 5@0");
+}
+END_TEST
+
 START_TEST(second_sigint_is_keyboard_interrupt)
 {
     struct sigaction old, dfl;
@@ -2290,6 +2326,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, run_main_cancels_leftovers);
     tcase_add_test(tc, run_main_refused_inside_a_running_loop);
     tcase_add_test(tc, sigint_cancels_main);
+    tcase_add_test(tc, sigint_caught_by_main);
     tcase_add_test(tc, second_sigint_is_keyboard_interrupt);
     tcase_add_test(tc, run_main_result);
     tcase_add_test(tc, keyboard_interrupt_from_a_callback_keeps_its_message);
