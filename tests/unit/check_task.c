@@ -1225,6 +1225,12 @@ START_TEST(task_names)
     ck_assert_str_eq(task_get_name(named), "mine");
     ck_assert_int_eq(task_set_name(named, "renamed"), 0);
     ck_assert_str_eq(task_get_name(named), "renamed");
+    /* t.set_name(t.get_name()): the name it is given may be its own */
+    ck_assert_int_eq(task_set_name(named, task_get_name(named)), 0);
+    ck_assert_str_eq(task_get_name(named), "renamed");
+    errno = 0;
+    ck_assert_int_eq(task_set_name(named, NULL), -1);
+    ck_assert_int_eq(errno, EINVAL);
     ck_assert_ptr_nonnull(task_get_coro(named));
     ck_assert_str_eq(task_get_coro(named)->name, "b");
     ck_assert_ptr_eq(future_task(task_future(named)), named);
