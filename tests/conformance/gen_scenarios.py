@@ -363,7 +363,9 @@ class TaskGen:
         lab = self.label(r.choice(["cb", "tm"]))
         self.timers.append(lab)
         verb = r.random()
-        if verb < 0.3:
+        if verb < 0.1:
+            text = "threadsafe %s" % lab
+        elif verb < 0.3:
             text = "soon %s" % lab
         elif verb < 0.8:
             text = "later %s %s" % (self.delay(), lab)
@@ -381,6 +383,9 @@ class TaskGen:
             if q < 0.13:                  # escapes run_until_complete / asyncio.run
                 kids.append(("interrupt", []))
                 break
+            if q < 0.18:                  # the callback runs a while (debug mode names it)
+                kids.append(("block %s" % r.choice(["0.05", "0.1", "0.2"]), []))
+                continue
             if q < 0.2 and depth < 2:
                 t = self.label("t")
                 self.tasks.append(t)
@@ -395,6 +400,8 @@ class TaskGen:
         items = []
         if r.random() < 0.2:
             items.append(("handler %s" % r.choice(["default", "custom", "failing"]), []))
+        if r.random() < 0.1:
+            items.append(("debug 1", []))
         for _ in range(r.randint(0, 3)):               # coros: each may use the earlier ones
             lab = self.label("c")
             self.lines += 1
