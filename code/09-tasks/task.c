@@ -160,6 +160,11 @@ static coro_status task_drive(task_t *t, const loop_exception_t *thrown, coro_t 
             *last = c;
             return CORO_SUSPENDED;
         }
+        /* PEP 479: a StopIteration raised inside a coroutine does not
+         * leave it as such (it would read as a return): the coroutine
+         * machinery turns it into RuntimeError. */
+        if (status == CORO_RAISED && strcmp(c->error.type, "StopIteration") == 0)
+            exception_set(&c->error, "RuntimeError", "coroutine raised StopIteration");
         *last = c;
         if (c == t->coro)
             return status; /* StopIteration, or the exception, leaves the task's coroutine */
@@ -473,8 +478,9 @@ int task_set_name(task_t *t, const char *name)
         errno = ENOMEM;
         return -1;
     }
+    strcpy(copy, name); /* before the free: name may be the old name itself */
     free(t->name);
-    t->name = strcpy(copy, name);
+    t->name = copy;
     return 0;
 }
 
