@@ -202,10 +202,12 @@ static int schedule_step(task_t *t, const loop_exception_t *exc)
 
 /* Out of memory inside a step: what CPython does with a MemoryError
  * raised in __step -- it leaves through the callback, to the exception
- * handler, and the task stays as it was (pending, and stuck). */
+ * handler, and the task stays as it was (pending, and stuck).  (Any other
+ * refusal here would be a RuntimeError of the loop's.) */
 static void step_out_of_memory(task_t *t)
 {
-    loop_raise(t->future.loop, "MemoryError", "%s", loop_error(t->future.loop));
+    loop_raise(t->future.loop, errno == ENOMEM ? "MemoryError" : "RuntimeError", "%s",
+               loop_error(t->future.loop));
 }
 
 static bool is_type(const loop_exception_t *e, const char *type)
