@@ -366,6 +366,18 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     # pending!" and "CLASS exception was never retrieved" for every class
     # (Future, Task, and gather's _GatheringFuture, which nobody keeps).
     # The check suites test them.
+    # In debug mode a future or task records where it was made (the C
+    # Future asks traceback.extract_stack, which the patch of
+    # format_helpers below does not reach) and its repr then ends with
+    # "created at FILE:LINE"; C has no Python stack.  Futures and tasks are
+    # made with debug mode off for that instant (_task_factory too).
+    def create_future(self):
+        debug, self._debug = self._debug, False
+        try:
+            return super().create_future()
+        finally:
+            self._debug = debug
+
     def call_exception_handler(self, context):
         message = context.get("message") or ""
         if message == "Task was destroyed but it is pending!" or \
@@ -684,8 +696,12 @@ class Harness:
         """Every task is named after the coroutine it runs (a body's label:
         `task T`, or a coro C that gather, wait_for, run_until or main wraps
         in a task), numbered for all_tasks, and kept until the run ends."""
-        task = asyncio.Task(coro, loop=loop, name=getattr(coro, "__qualname__", None),
-                            context=context)
+        debug, loop._debug = loop._debug, False    # see VirtualLoop.create_future
+        try:
+            task = asyncio.Task(coro, loop=loop, name=getattr(coro, "__qualname__", None),
+                                context=context)
+        finally:
+            loop._debug = debug
         _TASK_RANK[task] = self.task_count
         self.task_count += 1
         self.keep.append(task)
