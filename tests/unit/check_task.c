@@ -1637,6 +1637,41 @@ START_TEST(wait_for_done_future_with_timeout)
 }
 END_TEST
 
+/* await wait_for(fut, f->delay), the outcome logged */
+static coro_status wait_for_delay_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    CORO_TRY_CALL(c, wait_for_init(&f->wait_for, f->fut, f->delay));
+    note("%s fut_cancelled=%d", c->failed ? c->error.type : "no error", future_cancelled(f->fut));
+    coro_clear_error(c);
+    CORO_END(c);
+}
+
+/* A negative timeout is 0 (3.11: `if timeout <= 0`): TimeoutError at once,
+ * the future cancelled, as wait_for_timeout_zero.  NaN: refused when it
+ * runs, ValueError (task.h's rule, after DESIGN 4's; 3.11 has no check),
+ * and the future is left alone. */
+START_TEST(wait_for_negative_and_nan_timeouts)
+{
+    double delays[] = {-1, NAN};
+    const char *want[] = {"TimeoutError fut_cancelled=1@3", "ValueError fut_cancelled=0@1"};
+    for (int i = 0; i < 2; i++) {
+        loop_t *loop = virtual_loop();
+        future_t *fut = loop_create_future(loop);
+        frame_t *f = frame_on(wait_for_delay_step, "outer", fut);
+        f->delay = delays[i];
+        task_t *t = loop_create_task(loop, &f->coro);
+        ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+        ck_assert_str_eq(ran, want[i]);
+        ck_assert_uint_eq(loop_scheduled_len(loop), 0);
+        task_release(t);
+        future_release(fut);
+        finish(loop);
+    }
+}
+END_TEST
+
 /* async def outer(): try: await wait_for(fut, 10)
  *                    except CancelledError: note(...); raise */
 static coro_status wait_for_cancelled_step(coro_t *c)
@@ -2328,6 +2363,7 @@ static Suite *task_suite(void)
     tcase_add_test(tc, wait_for_timeout_but_inner_returns);
     tcase_add_test(tc, wait_for_timeout_zero);
     tcase_add_test(tc, wait_for_done_future_with_timeout);
+    tcase_add_test(tc, wait_for_negative_and_nan_timeouts);
     tcase_add_test(tc, wait_for_cancelled_cancels_inner);
     suite_add_tcase(s, tc);
     tc = tcase_create("run");
