@@ -566,11 +566,19 @@ void futures_loop_free(loop_t *loop)
 {
     loop_tasks_t *tasks = loop_tasks(loop);
     future_t *f;
-    /* First the reports, every cycle still whole (a handler may not free
-     * anything it did not retain, so the list stays as it is). */
-    for (f = tasks->first; f != NULL; f = f->next)
+    /* First the reports, every cycle still whole.  Each future is held
+     * while it is looked at, and the next one before it is let go: an
+     * exception handler may release what the program held. */
+    f = tasks->first;
+    future_retain(f);
+    while (f != NULL) {
+        future_t *next = f->next;
+        future_retain(next);
         if (f->kind == FUTURE_KIND_TASK)
             task_finalize((task_t *)f);
+        future_release(f);
+        f = next;
+    }
     f = tasks->first;
     future_retain(f);
     while (f != NULL) {
