@@ -36,6 +36,7 @@
  *     bare `yield` (asyncio.sleep(0))     CORO_YIELD(c)
  *     return v  (StopIteration(v))        CORO_RETURN(c, v)
  *     raise RuntimeError('x')             CORO_RAISE(c, "RuntimeError", "x")
+ *     raise   (inside except: re-raise)   CORO_RERAISE(c)
  *
  * One rule the macros impose: two awaits on one source line would share a
  * resume point (each uses __LINE__): write one per line.
@@ -154,6 +155,10 @@ void coro_clear_error(coro_t *c);
     } while (0)
 
 #define CORO_RAISE(c, ...) return ((c)->state = -1, coro_raise((c), __VA_ARGS__))
+
+/* `raise` inside an except block: finish with the error being handled
+ * (c->error), as a bare raise re-raises the exception in flight. */
+#define CORO_RERAISE(c) return ((c)->state = -1, CORO_RAISED)
 
 /* Falling off the end: return None. */
 #define CORO_END(c)                                                         \

@@ -76,10 +76,8 @@ static coro_status sleep_step(coro_t *c)
     handle_retain(s->timer); /* and the frame keeps the handle, to cancel it */
     CORO_TRY_AWAIT(c, s->future);
     sleep_cleanup(c); /* finally: h.cancel() */
-    if (c->failed) {
-        c->state = -1;
-        return CORO_RAISED;
-    }
+    if (c->failed)
+        CORO_RERAISE(c);
     CORO_RETURN(c, c->value);
     CORO_END(c);
 }
@@ -148,10 +146,8 @@ static coro_status cancel_and_wait_step(coro_t *c)
     future_cancel(w->fut, NULL);
     CORO_TRY_AWAIT(c, w->waiter);
     cancel_and_wait_cleanup(c); /* finally: fut.remove_done_callback(cb) */
-    if (c->failed) {
-        c->state = -1;
-        return CORO_RAISED;
-    }
+    if (c->failed)
+        CORO_RERAISE(c);
     CORO_END(c);
 }
 
