@@ -150,7 +150,8 @@ static void put_repr_context(loop_t *loop, FILE *f, const loop_context_t *c)
     }
     if (c->exception != NULL) {
         fprintf(f, "%s'exception': %s(", sep, c->exception->type);
-        put_repr_str(f, c->exception->message);
+        if (c->exception->message[0] != '\0') /* TimeoutError(), as repr() has it */
+            put_repr_str(f, c->exception->message);
         fputc(')', f);
         sep = ", ";
     }
