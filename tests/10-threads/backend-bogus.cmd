@@ -1,0 +1,1 @@
+./trace --backend=bogus ../../tests/10-threads/threadsafe.scn

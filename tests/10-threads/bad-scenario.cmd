@@ -1,0 +1,1 @@
+./trace ../../tests/10-threads/bad-scenario.scn

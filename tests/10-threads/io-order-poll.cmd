@@ -1,0 +1,1 @@
+./trace --backend=poll ../../tests/10-threads/io-order.scn

@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/10-threads/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/10-threads/mixed-load.scn

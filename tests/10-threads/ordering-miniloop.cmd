@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/10-threads/ordering.scn

@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/10-threads/threadsafe.scn

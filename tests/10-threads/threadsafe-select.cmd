@@ -1,0 +1,1 @@
+./trace --backend=select ../../tests/10-threads/threadsafe.scn
