@@ -144,6 +144,16 @@ all)
     record "classroom: make grade on the fixture class (tests/grade/)" tests/grade.sh --test
     record "classroom: the cheats of tests/grade/cheats/ fail their tests" tests/grade.sh --cheats
     record "conformance: the pinned traces are what CPython prints" pinned_traces
+    # The C demos' Python twins (a "# twin: NAME" line in the run's .cmd):
+    # C and CPython print the same bytes (lib.sh, twin).
+    for c in tests/conformance/runs/*.cmd; do
+        r=$(basename "$c" .cmd)
+        if grep -q '^# twin: ' "$c"; then
+            record "twin: $r: C and CPython print the same" twin "$r"
+        else  # not a twin; passes unless a stage pins the same name
+            twin "$r" >/dev/null || record "twin: $r: a run named as a C demo's pinned output says '# twin:'" twin "$r"
+        fi
+    done
     record "time limits: a test that hangs FAILs" tests/limits-test.sh
     # A sample of tests/mutants/ (those marked "sample: yes"), so that the
     # catalogue cannot rot: each sampled mutant must still apply and be killed.

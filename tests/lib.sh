@@ -284,6 +284,30 @@ pinned_traces() {
     return $bad
 }
 
+# twin RUN: tests/conformance/runs/RUN is the Python twin of a C demo when
+# its .cmd has a line "# twin: NAME" (after the command, which the book shows
+# as the run's first line): RUN.out and the C demo's pinned output, NAME.out
+# of the newest stage under tests/ that pins it, are the same bytes.  Both
+# are pinned, so they were equal by construction only; this checks it.  A run
+# without that line whose name a stage pins as well is refused: a twin must
+# say so, or be named otherwise.
+twin() {
+    tw_cmd=$CONF/runs/$1.cmd
+    tw_name=$(sed -n 's/^# twin: *\([A-Za-z0-9_.-]*\).*/\1/p' "$tw_cmd" | head -n 1)
+    tw_c=$(ls tests/[0-9][0-9]-*/"${tw_name:-$1}.out" 2>/dev/null | tail -n 1)
+    if [ -z "$tw_name" ]; then
+        [ -z "$tw_c" ] && return 0
+        echo "$tw_c has the name of $CONF/runs/$1.out: add '# twin: $1' to $tw_cmd, or rename one"
+        return 1
+    fi
+    [ -n "$tw_c" ] || { echo "$tw_cmd names twin $tw_name, but no tests/NN-slug/ pins $tw_name.out"; return 1; }
+    echo "CPython: $CONF/runs/$1.out"
+    echo "C:       $tw_c"
+    cmp "$tw_c" "$CONF/runs/$1.out" && return 0
+    diff -u "$tw_c" "$CONF/runs/$1.out" | head -n 40
+    return 1
+}
+
 # fuzz STAGE SECONDS: libFuzzer (clang) on the stage's scenario parser,
 # seeded with every scenario we have; any crash, leak, hang or sanitizer
 # report fails it and leaves the input in $BUILD/fuzz/STAGE/.
