@@ -45,7 +45,7 @@ loop_t *loop_new_event_loop(void);
  * (this thread's: the caller closes and frees it; it stays current until
  * loop_set_event_loop(NULL)).  NULL with EINVAL and, in
  * loop_policy_error(), "There is no current event loop in thread
- * 'NAME'."  (ENOMEM if the new loop could not be made.) */
+ * 'NAME'."  (If the new loop could not be made: NULL, with the factory's errno.) */
 loop_t *loop_get_event_loop(void);
 /* @end get_event_loop */
 
