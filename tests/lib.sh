@@ -159,7 +159,12 @@ record() {
         sh -c '. tests/lib.sh && "$@"' record "$@" </dev/null >"$rec_log" 2>&1
     rec_status=$?
     [ $rec_status -eq 124 ] && echo "timed out after $rec_limit s (TEST_TIME_LIMIT)" >>"$rec_log"
-    echo "$(( $(date +%s) - rec_t0 )) s  $rec_name" >>"$CHECK_LOGS/../times.txt"
+    # Each test's wall time, in the results folder's times.txt, and with
+    # RECORD_TIMES=FILE (make check-valgrind RECORD_TIMES=/tmp/t) in FILE too,
+    # which several runs may share; summary.sh then lists the slowest.
+    rec_time="$(( $(date +%s) - rec_t0 )) s  $rec_name"
+    echo "$rec_time" >>"$CHECK_LOGS/../times.txt"
+    [ -z "${RECORD_TIMES:-}" ] || echo "$rec_time" >>"$RECORD_TIMES"
     # Keep Check's own per-suite summary line visible, as its users expect.
     grep -E '^[0-9]+%: Checks: ' "$rec_log" | sed 's/^/    /'
     if [ $rec_status -eq 0 ]; then
