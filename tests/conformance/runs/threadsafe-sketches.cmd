@@ -1,0 +1,1 @@
+/usr/bin/python3 tests/conformance/runs/threadsafe-sketches.py
