@@ -102,14 +102,33 @@ static const char *shown(const char *text, int slot)
                       shown(got_, 0), shown(want, 1));                       \
     } while (0)
 
+/* The server took everything the client sent out of its socket: a fragment
+ * left there keeps the fd readable, and a level-triggered loop then calls
+ * the reader at every tick, for nothing (a cheat peeks with MSG_PEEK and
+ * reads only whole lines: tests/grade/README.md). */
+static void expect_socket_drained(const char *when)
+{
+    char byte;
+    ssize_t n = recv(server, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    ck_assert_msg(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
+                  "%s: bytes wait unread in the server's socket, so its fd stays "
+                  "readable and the loop calls the reader at every tick: read "
+                  "the fragment and keep it in e->buf", when);
+}
+
 START_TEST(fragment_is_not_echoed_early)
 {
     send_text("hel");
     ticks(1);
     EXPECT_ECHO("", "after \"hel\" (no newline yet)");
+    expect_socket_drained("after \"hel\"");
+    ck_assert_msg(echo.len == 3 && memcmp(echo.buf, "hel", 3) == 0,
+                  "after \"hel\": e->len is %zu, expected 3 (the fragment, kept in "
+                  "e->buf)", echo.len);
     send_text("lo\nwor");
     ticks(1);
     EXPECT_ECHO("hello\n", "after \"lo\\nwor\" (one line complete)");
+    expect_socket_drained("after \"lo\\nwor\"");
     send_text("ld\n");
     ticks(1);
     EXPECT_ECHO("world\n", "after \"ld\\n\" (the second line complete)");
