@@ -3,7 +3,11 @@
  * Passes when deque_push_front() puts an item in front of all the others,
  * keeps working when the front has to wrap backwards past slot 0 and when
  * the deque has to grow, and refuses NULL as push_back does.  The model is
- * an array with room on both sides of the middle.
+ * an array with room on both sides of the middle.  And that it is the O(1)
+ * move deque.h's invariants allow: unless the array grew, the front moves
+ * back one slot and no other item moves (emptying the deque and pushing
+ * everything back behind h gives the same order: a cheat,
+ * tests/grade/README.md).
  *
  *   make exercise CH=02            (against your code/02-ready-deque/exercises/)
  *   make exercise CH=02 ANSWERS=1  (against the worked answers)
@@ -35,8 +39,16 @@ static void model_reset(void) { lo = hi = MID; next_item = 0; }
 static void front(deque_t *d)
 {
     size_t i = next_item++;
+    handle_t **items = d->items;
+    size_t head = d->head, cap = d->cap;
     int rc = deque_push_front(d, item(i));
     EXPECT(rc == 0, "deque_push_front failed (returned %d)", rc);
+    if (cap > 0 && d->cap == cap)
+        EXPECT(d->items == items && d->head == ((head - 1) & (cap - 1)) &&
+                   d->items[d->head] == item(i),
+               "push_front with room to spare (head %zu, cap %zu) left head at %zu: "
+               "the new front goes in the slot before head, and nothing else moves",
+               head, cap, d->head);
     m[--lo] = i;
     EXPECT(deque_len(d) == hi - lo, "len %zu after push_front, expected %zu",
            deque_len(d), hi - lo);
