@@ -5,6 +5,12 @@
  * are due.  A NaN delay and a NULL callback are refused on the calling
  * thread; a closed loop refuses too, and nothing leaks (run it under ASan
  * or valgrind).
+ *
+ * The delay counts from when the loop's thread receives the request, not
+ * from the call: loop_call_later() called on the calling thread (a data
+ * race loop.h forbids, with a wake-up sent after it) passes the first test,
+ * so the second sends a request while the loop is busy in a callback for
+ * 0.3 s, and wants it run 0.1 s after that callback, not at once.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "later_threadsafe.h"
@@ -89,11 +95,80 @@ START_TEST(later_from_another_thread)
 }
 END_TEST
 
+/* The loop is busy: a callback that holds it for 0.3 s, during which
+ * another thread sends a timer of 0.1 s. */
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cond = PTHREAD_COND_INITIALIZER;
+static int busy_started, sent;
+static double busy_ended, fired_at;
+
+static void fired(loop_t *loop, void *arg)
+{
+    (void)arg;
+    fired_at = now();
+    loop_stop(loop);
+}
+
+static void busy(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    pthread_mutex_lock(&busy_lock);
+    busy_started = 1;
+    pthread_cond_broadcast(&busy_cond);
+    while (!sent)
+        pthread_cond_wait(&busy_cond, &busy_lock);
+    pthread_mutex_unlock(&busy_lock);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    busy_ended = now();
+}
+
+static void *send_while_busy(void *arg)
+{
+    pthread_mutex_lock(&busy_lock);
+    while (!busy_started)
+        pthread_cond_wait(&busy_cond, &busy_lock);
+    pthread_mutex_unlock(&busy_lock);
+    int rc = loop_call_later_threadsafe(arg, 0.1, fired, NULL);
+    pthread_mutex_lock(&busy_lock);
+    sent = rc == 0 ? 1 : -1;
+    pthread_cond_broadcast(&busy_cond);
+    pthread_mutex_unlock(&busy_lock);
+    return NULL;
+}
+
+START_TEST(the_delay_starts_on_the_loops_thread)
+{
+    loop_t *loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+    ck_assert_ptr_nonnull(loop_call_later(loop, 2.0, fired, NULL)); /* in case it never comes */
+    busy_started = sent = 0;
+    fired_at = 0;
+    ck_assert_ptr_nonnull(loop_call_soon(loop, busy, NULL));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, send_while_busy, loop), 0);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(sent, 1);
+    ck_assert_msg(fired_at - busy_ended < 1.0, "a timer of 0.1 s sent while the loop was busy "
+                  "did not run within 1 s");
+    ck_assert_msg(fired_at - busy_ended > 0.09,
+                  "a timer of 0.1 s sent while the loop was busy ran %.3f s after the "
+                  "loop was free: its delay must start when the loop's thread receives "
+                  "the request (loop_call_later() belongs to the loop's thread)",
+                  fired_at - busy_ended);
+    ck_assert_int_eq(loop_close(loop), 0);
+    loop_free(loop);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("2-later-threadsafe");
     TCase *tc = tcase_create("later");
     tcase_add_test(tc, later_from_another_thread);
+    tcase_add_test(tc, the_delay_starts_on_the_loops_thread);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -5,6 +5,11 @@
  * 4 out (and runs them, in order); then 4 more fit.  The loop's own
  * call_soon is not limited.  A stress run with a limit of 64: senders that
  * retry on EAGAIN lose nothing.
+ *
+ * The limit counts the handles still in the deque, not the calls since the
+ * loop last looked at it: a count set back to 0 when a tick starts passes
+ * the first two tests, so the third calls in the middle of a tick, when
+ * three of the four are still waiting for their turn: one more fits.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -84,6 +89,44 @@ START_TEST(limit_refuses_then_frees_up)
 }
 END_TEST
 
+/* The first of four queued handles: while it runs, the other three are
+ * still in the deque, so another thread may queue one, not four. */
+static calls_t mid;
+static void call_mid_tick(loop_t *loop, void *arg)
+{
+    note(loop, arg);
+    mid = (calls_t){loop, 300, 4, 0, 0};
+    run_calls(&mid);
+}
+
+START_TEST(the_limit_counts_what_is_still_queued)
+{
+    loop_t *loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+    ck_assert_int_eq(loop_set_threadsafe_limit(loop, 4), 0);
+    ran = 0;
+    last = -1;
+    out_of_order = 0;
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, call_mid_tick, (void *)(intptr_t)0));
+    calls_t c = {loop, 1, 3, 0, 0};
+    run_calls(&c);
+    ck_assert_int_eq(c.accepted, 3);
+    loop_stop(loop);
+    ck_assert_int_eq(loop_run_forever(loop), 0); /* one tick: the four */
+    ck_assert_int_eq(ran, 4);
+    ck_assert_msg(mid.accepted == 1 && mid.refused == 3,
+                  "with a limit of 4, 4 calls made while 3 threadsafe handles were still "
+                  "queued: %ld accepted, %ld refused (expected 1 and 3: the limit counts "
+                  "the handles in the deque)", mid.accepted, mid.refused);
+    loop_stop(loop);
+    ck_assert_int_eq(loop_run_forever(loop), 0); /* the one that fitted */
+    ck_assert_int_eq(ran, 5);
+    ck_assert_int_eq(out_of_order, 0);
+    ck_assert_int_eq(loop_close(loop), 0);
+    loop_free(loop);
+}
+END_TEST
+
 #define SENDERS 4
 #define CALLS 20000
 static long total;
@@ -131,6 +174,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, limit_refuses_then_frees_up);
     tcase_add_test(tc, senders_that_retry_lose_nothing);
+    tcase_add_test(tc, the_limit_counts_what_is_still_queued);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
