@@ -2,7 +2,12 @@
  *
  * Passes when the deque keeps FIFO order through every growth, in
  * particular when it grows while its items wrap around the end of the
- * array (head > 0) -- the case a bare realloc() gets wrong.
+ * array (head > 0) -- the case a bare realloc() gets wrong.  And that it
+ * grows in place: the items from head to the old end keep their slots, so
+ * head stays (or moves up by the old capacity, when the repair moves that
+ * part instead of the wrapped one).  The chapter's own grow, a second array
+ * with every item copied to its start (head 0), passes the order checks: a
+ * cheat (tests/grade/README.md).
  *
  *   make exercise CH=02            (against your code/02-ready-deque/exercises/)
  *   make exercise CH=02 ANSWERS=1  (against the worked answers)
@@ -28,8 +33,14 @@ static size_t lo, hi;
 
 static void push(deque_t *d)
 {
+    size_t head = d->head, cap = d->cap;
     EXPECT(deque_push_back(d, item(hi)) == 0, "push_back failed");
     hi++;
+    if (cap > 0 && d->cap != cap)
+        EXPECT(d->head == head || d->head == head + cap,
+               "growing from %zu to %zu slots moved head from %zu to %zu: with "
+               "realloc() the items from head to the old end keep their slots "
+               "(no second array, no copy of every item)", cap, d->cap, head, d->head);
 }
 
 static void pop(deque_t *d)
