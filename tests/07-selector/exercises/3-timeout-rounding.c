@@ -6,6 +6,10 @@
  * looks, finds the timer not due, and looks again, hundreds of times
  * (CPython's test_timeout_rounding allows 10 ticks for five sleeps).  And
  * 1e12 s * 1000 does not fit in an int at all.
+ *
+ * A table of the first test's cases, with "under 1 ms: 1" for the short
+ * sleeps, passes both of the other tests; so the sweep asks for the rule
+ * itself on timeouts that no table holds: never early, less than 1 ms late.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -34,6 +38,27 @@ START_TEST(conversion)
                       : cases[i].ms == INT_MAX ? " (clamp: it does not fit in an int)"
                       : " (round UP: never wake before the deadline)");
     }
+}
+END_TEST
+
+START_TEST(the_rule_not_a_table)
+{
+    /* 0.0001 s to ~80 s in uneven steps, and a few ends of the range. */
+    int checked = 0;
+    for (double s = 0.0001; s < 80; s = s * 1.0007 + 0.00013) {
+        int got = selector_timeout_ms(s);
+        double ms = s * 1000;
+        ck_assert_msg(got >= ms && got - 1 < ms,
+                      "selector_timeout_ms(%.7g) = %d: expected the milliseconds rounded up "
+                      "(never early, less than 1 ms late)", s, got);
+        checked++;
+    }
+    ck_assert_int_gt(checked, 1000);
+    ck_assert_int_eq(selector_timeout_ms(-3.25), -1);
+    ck_assert_int_eq(selector_timeout_ms(-1e-9), -1);
+    ck_assert_int_eq(selector_timeout_ms(2147483.6465), INT_MAX);
+    ck_assert_int_eq(selector_timeout_ms(2147483.6455), INT_MAX - 1);
+    ck_assert_int_eq(selector_timeout_ms(3e9), INT_MAX);
 }
 END_TEST
 
@@ -88,6 +113,7 @@ int main(void)
     Suite *s = suite_create("3-timeout-rounding");
     TCase *tc = tcase_create("rounding");
     tcase_add_test(tc, conversion);
+    tcase_add_test(tc, the_rule_not_a_table);
     tcase_add_test(tc, ticks_poll);
     tcase_add_test(tc, ticks_epoll);
     suite_add_tcase(s, tc);
