@@ -8,6 +8,11 @@
  * for it: SIG_IGN stays ignored, a program's own C handler comes back, a
  * default stays default; replacing the loop's handler keeps the first
  * saved disposition, not the loop's own.
+ *
+ * "Before the loop's first handler" means each time the signal is lent:
+ * a disposition read once, the first time the process lends it, passes the
+ * first three tests (each lends its signal once), so the fourth lends
+ * SIGUSR1 three times, the program changing its mind in between.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -88,6 +93,27 @@ START_TEST(default_stays_default)
 }
 END_TEST
 
+START_TEST(lent_again_after_the_program_changed_it)
+{
+    set(SIGUSR1, SIG_IGN);
+    loop_t *loop = loop_new_virtual();
+    ck_assert_int_eq(loop_add_signal_handler(loop, SIGUSR1, note, NULL), 0);
+    ck_assert_int_eq(loop_remove_signal_handler(loop, SIGUSR1), 1);
+    ck_assert_ptr_eq((void *)disposition(SIGUSR1), (void *)SIG_IGN);
+    set(SIGUSR1, own_handler); /* the program changes its mind */
+    ck_assert_int_eq(loop_add_signal_handler(loop, SIGUSR1, note, NULL), 0);
+    ck_assert_int_eq(loop_remove_signal_handler(loop, SIGUSR1), 1);
+    ck_assert_msg(disposition(SIGUSR1) == own_handler,
+                  "SIGUSR1 was lent again after the program set its own handler: remove "
+                  "must give back that handler, not what SIGUSR1 was the first time");
+    set(SIGUSR1, SIG_DFL);
+    ck_assert_int_eq(loop_add_signal_handler(loop, SIGUSR1, note, NULL), 0);
+    ck_assert_int_eq(loop_close(loop), 0);
+    ck_assert_ptr_eq((void *)disposition(SIGUSR1), (void *)SIG_DFL);
+    loop_free(loop);
+}
+END_TEST
+
 static Suite *exercise_suite(void)
 {
     Suite *s = suite_create("08/1-restore-disposition");
@@ -95,6 +121,7 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, ignored_stays_ignored);
     tcase_add_test(tc, own_handler_comes_back_at_close);
     tcase_add_test(tc, default_stays_default);
+    tcase_add_test(tc, lent_again_after_the_program_changed_it);
     suite_add_tcase(s, tc);
     return s;
 }

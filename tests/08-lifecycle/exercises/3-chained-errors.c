@@ -15,6 +15,10 @@
  * has not, left out).  Make loop_default_exception_handler() print the
  * chain in that order when the context it reports holds the context of the
  * failed handling; a context without one prints as before.
+ *
+ * The two chains printed from memory, told apart by the handler's message,
+ * pass the first two tests; the fourth makes its types and messages up at
+ * run time, so only a handler that reads them from the contexts passes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 
@@ -141,6 +146,49 @@ START_TEST(plain_error_unchanged)
 }
 END_TEST
 
+/* Names no handler can know in advance: made from the process id. */
+static char cb_type[32], cb_msg[64], h_type[32], h_msg[64];
+
+static void made_up(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_raise(loop, cb_type, "%s", cb_msg);
+}
+
+static void failing_made_up(loop_t *loop, const loop_context_t *context, void *ctx)
+{
+    (void)context;
+    (void)ctx;
+    loop_raise(loop, h_type, "%s", h_msg);
+}
+
+START_TEST(failing_handler_chain_made_up_at_run_time)
+{
+    unsigned id = (unsigned)getpid() * 7919u + (unsigned)_i;
+    snprintf(cb_type, sizeof cb_type, "E%uError", id % 9973);
+    snprintf(cb_msg, sizeof cb_msg, "step %u went wrong", id % 1009);
+    snprintf(h_type, sizeof h_type, "H%uError", id % 997);
+    snprintf(h_msg, sizeof h_msg, "handler %u gave up", id % 101);
+    char expected[1024];
+    snprintf(expected, sizeof expected,
+             "Unhandled error in exception handler\n"
+             "context: {'message': 'Exception in callback job()', 'exception': "
+             "%s('%s'), 'handle': <Handle job()>}\n"
+             "%s: %s\n"
+             "\n"
+             "During handling of the above exception, another exception occurred:\n"
+             "\n"
+             "%s: %s\n",
+             cb_type, cb_msg, cb_type, cb_msg, h_type, h_msg);
+    char *buf = NULL;
+    FILE *f = NULL;
+    const char *printed = run_cb(failing_made_up, made_up, "job", &buf, &f);
+    ck_assert_str_eq(printed, expected);
+    fclose(f);
+    free(buf);
+}
+END_TEST
+
 static Suite *exercise_suite(void)
 {
     Suite *s = suite_create("08/3-chained-errors");
@@ -148,6 +196,7 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, failing_handler_chain);
     tcase_add_test(tc, failing_handler_chain_other_errors);
     tcase_add_test(tc, plain_error_unchanged);
+    tcase_add_loop_test(tc, failing_handler_chain_made_up_at_run_time, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }
