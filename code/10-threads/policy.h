@@ -15,7 +15,10 @@
  * Thread names are Python's: the main thread is 'MainThread'; another
  * thread is named by pthread_setname_np() (as threading.Thread(name=...)),
  * or, unnamed, 'Thread-N' with N its order of first asking (as Python
- * numbers threads at creation).
+ * numbers threads at creation).  "Unnamed" is a guess C has to make: Linux
+ * gives a new thread its creator's name, so a thread still carrying the
+ * process's name counts as unnamed, and one made by a named thread goes
+ * by its creator's name (Python would say Thread-N).
  *
  * Every function here may be called from any thread (each acts on the
  * calling thread's slot); loop_set_event_loop_policy() only while no other
