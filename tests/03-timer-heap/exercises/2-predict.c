@@ -10,6 +10,14 @@
  * test checks that this driver prints what CPython prints for the pinned
  * conformance scenarios, so that it is the trace program's twin.
  *
+ * predictions.txt must have changed last before this test's program was
+ * built: written by hand
+ * before the build, not by code that runs in the test (a here.c that runs
+ * the trace program and writes its output there passed: a cheat,
+ * tests/grade/README.md).  Nothing stops a student from running the trace
+ * program by hand and pasting its output; chapters/a4-teachers.md says to
+ * set a prediction in class, on paper.
+ *
  * Run from the top of the repository (make does):
  *   make exercise CH=03            (against your code/03-timer-heap/exercises/)
  *   make exercise CH=03 ANSWERS=1  (against the worked answers)
@@ -24,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check_main.h"
 
@@ -32,6 +41,8 @@
 #define SCENARIOS "code/03-timer-heap/exercises/2-predict/"
 
 const char *predict_here(void); /* here.c, in the exercise's folder */
+
+static const char *program; /* argv[0]: this test's program */
 
 /* ---- the driver: trace.c without io ---------------------------------------- */
 
@@ -213,6 +224,16 @@ START_TEST(prediction_matches_the_loop)
     const char *slash = strrchr(here, '/');
     int dirlen = slash ? (int)(slash - here) : 1;
     snprintf(path, sizeof path, "%.*s/predictions.txt", dirlen, slash ? here : ".");
+    /* Written before the build, by hand: not by this run.  The time of the
+     * last change (st_ctim), which no one can set back (utimensat sets
+     * st_mtim, and changes st_ctim to now). */
+    struct stat ps, es;
+    if (program != NULL && stat(program, &es) == 0 && stat(path, &ps) == 0 &&
+        (ps.st_ctim.tv_sec > es.st_ctim.tv_sec ||
+         (ps.st_ctim.tv_sec == es.st_ctim.tv_sec && ps.st_ctim.tv_nsec > es.st_ctim.tv_nsec)))
+        ck_abort_msg("%s is newer than the test's program %s: it was written while the "
+                     "test ran, not by you.  Write your predictions, then run "
+                     "make exercise CH=03", path, program);
     char *text = slurp(path);
     char *mine = prediction(text, name);
     free(text);
@@ -248,8 +269,9 @@ START_TEST(prediction_matches_the_loop)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    program = argc > 0 ? argv[0] : NULL;
     Suite *s = suite_create("exercise 03.2: predict the trace");
     TCase *tc = tcase_create("predict");
     tcase_set_timeout(tc, 60); /* tick-bound.scn makes 100000 ticks */
