@@ -13,6 +13,11 @@
  * rr->steps counts every step; rr->running is the coroutine being stepped
  * (rr_spawn keeps a slot for it).  A coroutine spawned during a step runs
  * after the ones already waiting and before the one that spawned it.
+ *
+ * rr->running is looked at during each step, not only once rr_run() has
+ * returned: a loop body without it passes every other check, and loses a
+ * coroutine when the ring is full (the last test): the running one's slot
+ * is taken by a coroutine it spawned, and it has nowhere to go back to.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "roundrobin.h"
@@ -34,6 +39,8 @@ typedef struct worker {
     int steps, i, fail_at, call_at;
     struct worker *child;
     coro_t *inner;
+    int full;         /* its child's spawn is expected to be refused (ENOSPC) */
+    int spawned;      /* what rr_spawn returned for the child */
     int released;     /* times release was called */
     int nran_at_release; /* nran when it was */
 } worker_t;
@@ -42,12 +49,17 @@ static coro_status worker_step(coro_t *c)
 {
     worker_t *w = (worker_t *)c;
     char label[32];
+    ck_assert_msg(w->rr->running == c, "%s is being stepped, and rr->running is not it",
+                  c->name);
     CORO_BEGIN(c);
     for (w->i = 1; w->i <= w->steps; w->i++) {
         snprintf(label, sizeof label, "%s%d", c->name, w->i);
         label_add(label);
-        if (w->i == 1 && w->child != NULL)
-            ck_assert_int_eq(rr_spawn(w->rr, &w->child->coro), 0);
+        if (w->i == 1 && w->child != NULL) {
+            w->spawned = rr_spawn(w->rr, &w->child->coro);
+            if (!w->full)
+                ck_assert_int_eq(w->spawned, 0);
+        }
         if (w->i == w->fail_at)
             CORO_RAISE(c, "ValueError", "%s failed at %d", c->name, w->i);
         if (w->i == w->call_at)
@@ -196,6 +208,29 @@ START_TEST(the_running_coroutine_keeps_its_slot)
 }
 END_TEST
 
+START_TEST(a_full_ring_refuses_a_spawn_not_its_parent)
+{
+    static worker_t w[RR_MAX], child;
+    rr_t rr;
+    labels_reset();
+    rr_init(&rr);
+    for (int i = 0; i < RR_MAX; i++)
+        ck_assert_int_eq(rr_spawn(&rr, worker(&w[i], &rr, "w", 2)), 0);
+    worker(&child, &rr, "x", 1);
+    w[0].child = &child; /* spawned during w[0]'s first step: the ring is full */
+    w[0].full = 1;
+    errno = 0;
+    rr_run(&rr);
+    ck_assert_msg(w[0].spawned == -1 && errno == ENOSPC,
+                  "a spawn during a step, with RR_MAX coroutines counting the running one, "
+                  "must be refused with ENOSPC (the running one keeps its slot)");
+    ck_assert_int_eq(w[0].released, 1); /* it went back in, and finished */
+    ck_assert_uint_eq(rr.returned, RR_MAX);
+    ck_assert_uint_eq(rr.steps, 2 * RR_MAX);
+    ck_assert_int_eq(child.released, 0);
+}
+END_TEST
+
 static Suite *exercise_suite(void)
 {
     Suite *s = suite_create("09/1-roundrobin");
@@ -206,6 +241,7 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, an_error_ends_one_coroutine_only);
     tcase_add_test(tc, awaiting_is_a_bad_yield);
     tcase_add_test(tc, the_running_coroutine_keeps_its_slot);
+    tcase_add_test(tc, a_full_ring_refuses_a_spawn_not_its_parent);
     suite_add_tcase(s, tc);
     return s;
 }

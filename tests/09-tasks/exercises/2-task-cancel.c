@@ -13,6 +13,12 @@
  *     result.
  * Every case is checked against CPython 3.11 running the same program
  * (the answers show the Python); the coroutine may catch the error.
+ *
+ * Cancel's bookkeeping is part of it: each request on a pending task is
+ * counted (task_cancelling()), and a cancel of a task that is done clears
+ * its __log_traceback, so that its error is not reported as never
+ * retrieved.  The three outcomes without the bookkeeping pass the first
+ * five tests; the counts and the last test catch them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -127,6 +133,7 @@ START_TEST(cancel_cancels_the_awaited_future)
     ck_assert_str_eq(ran, "start cancel=1 caught:CancelledError:bye");
     ck_assert_str_eq(outcome(t, buf, sizeof buf), "cancelled");
     ck_assert_int_eq(future_cancelled(fut), 1); /* the fut_waiter path */
+    ck_assert_uint_eq(task_cancelling(t), 1);
     task_release(t);
     future_release(fut);
     finish(loop);
@@ -148,6 +155,7 @@ START_TEST(must_cancel_when_the_future_is_done_already)
     /* The future had 7 when the task woke; _must_cancel threw instead. */
     ck_assert_str_eq(ran, "start cancel=1 caught:CancelledError:bye");
     ck_assert_str_eq(outcome(t, buf, sizeof buf), "cancelled");
+    ck_assert_uint_eq(task_cancelling(t), 1);
     ck_assert_int_eq(future_cancelled(fut), 0);
     ck_assert_int_eq(future_result(fut, &value, &error), 0);
     ck_assert_int_eq(*(int *)value, 7);
@@ -169,6 +177,7 @@ START_TEST(cancelled_before_its_first_step)
     ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
     ck_assert_str_eq(ran, ""); /* coro.throw() into a coroutine not started: no line of it runs */
     ck_assert_str_eq(outcome(t, buf, sizeof buf), "cancelled");
+    ck_assert_uint_eq(task_cancelling(t), 1);
     ck_assert_int_eq(future_cancelled(fut), 0);
     task_release(t);
     future_release(fut);
@@ -188,7 +197,11 @@ START_TEST(caught_twice_cancelled_is_one_error)
     ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
     ck_assert_str_eq(ran, "start cancel=1 cancel=1 caught:CancelledError:one");
     ck_assert_str_eq(outcome(t, buf, sizeof buf), "result:42"); /* it caught it */
+    ck_assert_msg(task_cancelling(t) == 2, "two cancel() calls on a pending task: "
+                  "task_cancelling() is %u, expected 2 (each request counts)",
+                  task_cancelling(t));
     ck_assert_int_eq(task_cancel(t, NULL), 0); /* done: nothing to cancel */
+    ck_assert_uint_eq(task_cancelling(t), 2);  /* and not counted */
     ck_assert_int_eq(future_cancelled(fut), 1);
     task_release(t);
     future_release(fut);
@@ -208,10 +221,59 @@ START_TEST(a_caught_cancel_with_another_message)
     ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
     ck_assert_str_eq(ran, "start cancel=1 caught:CancelledError:late");
     ck_assert_str_eq(outcome(t, buf, sizeof buf), "result:42");
+    ck_assert_uint_eq(task_cancelling(t), 1);
     ck_assert_double_eq(loop_time(loop), 2.5);
     task_release(t);
     future_release(fut);
     finish(loop);
+}
+END_TEST
+
+/* async def fails(): raise ValueError("lost") */
+static coro_status fails_step(coro_t *c)
+{
+    CORO_BEGIN(c);
+    CORO_RAISE(c, "ValueError", "lost");
+    CORO_END(c);
+}
+
+static int reported; /* exception handler calls: "exception was never retrieved" */
+static void count_reports(loop_t *loop, const loop_context_t *context, void *ctx)
+{
+    (void)loop;
+    (void)context;
+    (void)ctx;
+    reported++;
+}
+
+static void stop_cb(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+/* _i: 0 released as it is, 1 cancelled first (cancel() returns False). */
+START_TEST(cancel_of_a_failed_task_silences_its_error)
+{
+    loop_t *loop = virtual_loop();
+    reported = 0;
+    loop_set_exception_handler(loop, count_reports, NULL);
+    coro_t c;
+    task_t *t = loop_create_task(loop, coro_init(&c, fails_step, "fails", NULL));
+    ck_assert_ptr_nonnull(t);
+    loop_call_later(loop, 0.01, stop_cb, NULL);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_int_eq(future_done(task_future(t)), 1); /* failed; nobody asked */
+    if (_i == 1) {
+        ck_assert_int_eq(task_cancel(t, "late"), 0);
+        ck_assert_uint_eq(task_cancelling(t), 0);
+    }
+    task_release(t);
+    finish(loop);
+    ck_assert_msg(reported == 1 - _i, "%s: %d \"Task exception was never retrieved\" "
+                  "reported, expected %d (cancel() clears __log_traceback first, even on a "
+                  "task that is done)", _i ? "cancelled first" : "not cancelled", reported,
+                  1 - _i);
 }
 END_TEST
 
@@ -224,6 +286,7 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, cancelled_before_its_first_step);
     tcase_add_test(tc, caught_twice_cancelled_is_one_error);
     tcase_add_test(tc, a_caught_cancel_with_another_message);
+    tcase_add_loop_test(tc, cancel_of_a_failed_task_silences_its_error, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

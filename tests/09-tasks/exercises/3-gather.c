@@ -16,7 +16,13 @@
  *     child a CancelledError; then set the result (or, if the gather
  *     future was asked to cancel meanwhile, CancelledError).
  * Article 004's 6.3 (safe_close: cancel every task, then
- * gather(*tasks, return_exceptions=True)) is the last test.
+ * gather(*tasks, return_exceptions=True)) is the fourth test.
+ *
+ * The gather future's own cancel is part of it: a done callback that never
+ * looks at g->cancel_requested passes the first four tests, so the fifth
+ * cancels the gather while its children sleep, with return_exceptions: it
+ * must end with a CancelledError of its own, not with the list of the
+ * children's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -215,6 +221,38 @@ START_TEST(safe_close_of_article_004)
 }
 END_TEST
 
+static void cancel_gather(loop_t *loop, void *arg)
+{
+    (void)loop;
+    ck_assert_int_eq(future_cancel(arg, "halt"), 1);
+}
+
+START_TEST(the_gather_cancelled_meanwhile)
+{
+    loop_t *loop = setup();
+    child_t k[2];
+    future_t *f[2] = {spawn(loop, &k[0], 1, NULL), spawn(loop, &k[1], 2, NULL)};
+    future_t *g = loop_gather(loop, f, 2, 1);
+    ck_assert_ptr_nonnull(g);
+    loop_call_later(loop, 0.5, cancel_gather, g);
+    ck_assert_int_eq(loop_run_until_complete(loop, g), 0);
+    ck_assert_double_eq(loop_time(loop), 0.5);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(future_cancelled(f[i]), 1);
+    loop_exception_t error;
+    ck_assert_int_eq(future_cancelled(g), 0); /* 3.11: FINISHED, with the error */
+    ck_assert_msg(future_exception(g, &error) == 1,
+                  "a gather cancelled while its children ran (return_exceptions) got a "
+                  "result: it must end with a CancelledError (outer._cancel_requested)");
+    ck_assert_str_eq(error.type, "CancelledError");
+    ck_assert_str_eq(error.message, "halt");
+    future_release(g);
+    release_all(f, 2);
+    finish(loop);
+    ck_assert_int_eq(reported, 0);
+}
+END_TEST
+
 static Suite *exercise_suite(void)
 {
     Suite *s = suite_create("09/3-gather");
@@ -223,6 +261,7 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, first_error_finishes_it_at_once);
     tcase_add_test(tc, a_cancelled_child_finishes_it_with_cancelled_error);
     tcase_add_test(tc, safe_close_of_article_004);
+    tcase_add_test(tc, the_gather_cancelled_meanwhile);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,4 +1,4 @@
-"""Exercise 09.3's four programs on CPython's asyncio: the outcomes the C test
+"""Exercise 09.3's five programs on CPython's asyncio: the outcomes the C test
 asserts, asserted here against the real gather().  Run it with
     python3 tests/09-tasks/exercises/3-gather.py
 (no output: every assert holds on 3.11).  The loop's clock is virtual, as
@@ -104,3 +104,21 @@ r = loop.run_until_complete(g)
 assert loop.time() == 0.5
 assert all(isinstance(x, asyncio.CancelledError) for x in r) and all(t.cancelled() for t in f)
 loop.close()
+
+# the_gather_cancelled_meanwhile: outer.cancel(msg) cancels the children;
+# with return_exceptions, the last child's _done_callback finds
+# _cancel_requested and sets outer's exception to a CancelledError (its
+# message the children's), not the list of their CancelledErrors.
+loop, reported = new_loop()
+f = [loop.create_task(child(1)), loop.create_task(child(2))]
+g = asyncio.gather(*f, return_exceptions=True)
+loop.call_later(0.5, g.cancel, "halt")
+try:
+    loop.run_until_complete(g)
+    assert False
+except asyncio.CancelledError as e:
+    assert str(e) == "halt"
+assert loop.time() == 0.5 and all(t.cancelled() for t in f)
+assert not g.cancelled()  # 3.11: FINISHED, with the CancelledError
+loop.close()
+
