@@ -5,7 +5,11 @@
  * property and items[i]->index == i), against a model (the set of timers
  * that should be in the heap): removing the root, the last slot, a middle
  * slot that must move up and one that must move down, removing twice,
- * removing a popped timer, and 20,000 random pushes, pops and removes. */
+ * removing a popped timer, and 20,000 random pushes, pops and removes.
+ * And that a removal is O(log n): it moves at most the timers on one path
+ * from the hole, as iheap.h promises (popping everything and pushing back
+ * all but the timer keeps every invariant too: a cheat,
+ * tests/grade/README.md). */
 #include "iheap.h"
 
 #include <check.h>
@@ -43,6 +47,28 @@ static void check_invariants(const iheap_t *h)
             ck_abort_msg("timer %zu is not in the heap; its index should be IHEAP_NONE", i);
 }
 
+/* iheap_remove(h, t), which must return 1, moving few timers: the last
+ * one into the hole, then those on one path up or down from it (or, done
+ * as t->when = -inf, sift up, pop: two paths), so at most 2 + 2 log2(len)
+ * timers change slots. */
+static void remove_one(iheap_t *h, itimer_t *t)
+{
+    static size_t before[N];
+    for (size_t i = 0; i < N; i++)
+        before[i] = timers[i].index;
+    size_t len = h->len, depth = 0;
+    while ((len >> depth) > 1)
+        depth++;
+    ck_assert_int_eq(iheap_remove(h, t), 1);
+    size_t moved = 0;
+    for (size_t i = 0; i < N; i++)
+        moved += &timers[i] != t && timers[i].index != before[i];
+    if (moved > 2 + 2 * depth)
+        ck_abort_msg("removing one timer of %zu moved %zu others: a removal takes the last "
+                     "timer into the hole and moves only the timers on a path or two from there "
+                     "(at most %zu), in O(log n)", len, moved, 2 + 2 * depth);
+}
+
 static void push(iheap_t *h, size_t k, double when)
 {
     timers[k] = (itimer_t){.when = when, .index = IHEAP_NONE};
@@ -67,7 +93,7 @@ START_TEST(remove_each_position)
         fresh(&h);
         for (size_t k = 0; k < 15; k++)
             push(&h, k, (double)k);
-        ck_assert_int_eq(iheap_remove(&h, &timers[victim]), 1);
+        remove_one(&h, &timers[victim]);
         in_model[victim] = false;
         check_invariants(&h);
         ck_assert_int_eq(iheap_remove(&h, &timers[victim]), 0); /* twice */
@@ -97,7 +123,7 @@ START_TEST(the_last_timer_moves_up)
         push(&h, k, whens[k]);
     check_invariants(&h);
     itimer_t *deep = h.items[7];
-    ck_assert_int_eq(iheap_remove(&h, deep), 1);
+    remove_one(&h, deep);
     in_model[deep - timers] = false;
     check_invariants(&h);
     iheap_free(&h);
@@ -114,7 +140,7 @@ START_TEST(removing_a_popped_timer)
     in_model[t - timers] = false;
     ck_assert_ptr_eq(t, &timers[0]);
     ck_assert_int_eq(iheap_remove(&h, t), 0);
-    ck_assert_int_eq(iheap_remove(&h, &timers[1]), 1);
+    remove_one(&h, &timers[1]);
     in_model[1] = false;
     check_invariants(&h);
     ck_assert_ptr_null(iheap_pop(&h));
@@ -142,7 +168,7 @@ START_TEST(random_against_a_model)
                 in_model[t - timers] = false;
             }
         } else {
-            ck_assert_int_eq(iheap_remove(&h, &timers[k]), 1);
+            remove_one(&h, &timers[k]);
             in_model[k] = false;
         }
         if (step % 97 == 0 || h.len < 40)
