@@ -1314,7 +1314,11 @@ START_TEST(run_coroutine_threadsafe_timeout_then_cancel)
     ck_assert_double_ge(now() - t0, 0.049);
     ck_assert_int_eq(cfuture_get_state(f), CFUTURE_PENDING);
     ck_assert_int_eq(cfuture_cancel(f), 1);
-    ck_assert_int_eq(cfuture_get_state(f), CFUTURE_CANCELLED);
+    /* CANCELLED, or already CANCELLED_AND_NOTIFIED: the cancel's callback
+     * sent task.cancel to the loop's thread, which may have run it and
+     * copied the task's state back before this line (Python printed
+     * CANCELLED only because the GIL stays with the caller) */
+    ck_assert(cfuture_cancelled(f));
     double deadline = now() + 5;
     while (atomic_load(&released) == 0 && now() < deadline)
         sleep_ms(1);
@@ -1588,7 +1592,8 @@ START_TEST(oom_run_coroutine_threadsafe)
         fail_disarm();
         if (f == NULL) {
             ck_assert_msg(err == ENOMEM, "allocation %ld: errno %d", k, err);
-            ck_assert_int_eq(atomic_load(&released), 0); /* not released by the refusal */
+            /* not released by the refusal: only by this test, once per earlier refusal */
+            ck_assert_int_eq(atomic_load(&released), refused);
             c->coro.release(&c->coro);
             refused++;
             continue;
@@ -1607,7 +1612,6 @@ START_TEST(oom_run_coroutine_threadsafe)
     stop_loop_thread(loop, t);
     close_and_free(loop);
     ck_assert_int_eq(atomic_load(&released), n);
-    (void)refused;
 }
 END_TEST
 
