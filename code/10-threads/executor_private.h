@@ -1,0 +1,19 @@
+/* executor_private.h -- chapter 10: what cfuture.c, executor.c and bridge.c
+ * lend one another.  Not part of the interface: a program includes
+ * executor.h only. */
+#ifndef EXECUTOR_PRIVATE_H
+#define EXECUTOR_PRIVATE_H
+
+#include "executor.h"
+
+/* The message executor_last_error() returns, for this thread; errno =
+ * err.  Returns -1, as loop_fail() does. */
+int executor_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* add_done_callback(fn) whose entry owns arg: release(arg) is called once
+ * the entry goes -- after fn ran, or unrun, when the last reference to a
+ * future that never finished goes.  On failure release is NOT called. */
+int cfuture_add_done_callback_owned(cfuture_t *f, cfuture_callback fn, void *arg,
+                                    void (*release)(void *arg));
+
+#endif
