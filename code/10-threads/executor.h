@@ -164,10 +164,14 @@ typedef struct shutdown_default_executor {
     loop_t *loop;
     future_t *future;
     int has_thread;
-    unsigned long thread; /* pthread_t, kept opaque here */
+    struct shutdown_thread *thread; /* the thread and its link home (bridge.c) */
 } shutdown_default_executor_t;
 
 coro_t *shutdown_default_executor_init(shutdown_default_executor_t *s, loop_t *loop);
+
+/* The same frame on the heap, for a caller that has no frame to put it in
+ * (the runner): its release frees it.  NULL with ENOMEM. */
+coro_t *loop_shutdown_default_executor(loop_t *loop);
 /* @end shutdown_default_executor */
 
 /* @region run_coroutine_threadsafe */

@@ -119,6 +119,11 @@ struct loop {
     loop_errors_t errors;   /* handler.c's: the exception handler, debug mode */
     loop_signals_t signals; /* signals.c's: the handler of each signal */
     loop_tasks_t tasks;     /* chapter 09, future.c's: live futures, the current task */
+    loop_executors_t executors; /* chapter 10, bridge.c's: the default executor, the chains */
+    /* Chapter 10: the thread running the loop (CPython's _thread_id), for
+     * debug mode's check; NULL while it does not run.  Atomic: other
+     * threads read it (check_thread). */
+    _Atomic(const void *) thread_id;
     char error[160];
 };
 /* @end struct */
@@ -177,6 +182,7 @@ loop_t *loop_new(void)
     atomic_init(&loop->polling, false);
     atomic_init(&loop->wakeup_pending, false);
     atomic_init(&loop->wakeup_writes, 0);
+    atomic_init(&loop->thread_id, NULL);
     /* As asyncio's __init__: the selector first, then the self-pipe, so
      * that the pipe has the lowest fds after the selector's own (epoll's,
      * kqueue's), and its reader is queued before any other. */
@@ -560,6 +566,37 @@ const char *loop_backends(void)
 }
 /* @end set_backend */
 
+/* @region check_thread */
+/* A token per thread: its address tells threads apart, as
+ * threading.get_ident() does, and fits in an atomic pointer (a pthread_t
+ * need not). */
+static _Thread_local char thread_token;
+
+/* base_events._check_thread(), which call_soon and call_at run in debug
+ * mode:
+ *     if self._thread_id is None:
+ *         return
+ *     thread_id = threading.get_ident()
+ *     if thread_id != self._thread_id:
+ *         raise RuntimeError(
+ *             "Non-thread-safe operation invoked on an event loop other "
+ *             "than the current one")
+ * Its point is to catch the bug this chapter is about: a thread that calls
+ * call_soon where it should call call_soon_threadsafe.  The thread id is
+ * read atomically: the other thread reads it while the loop's thread may
+ * be writing it at the start or end of loop_run_forever(). */
+static int check_thread(loop_t *loop)
+{
+    if (!loop->errors.debug)
+        return 0;
+    const void *id = atomic_load(&loop->thread_id);
+    if (id == NULL || id == &thread_token)
+        return 0;
+    return fail(loop, EPERM, "Non-thread-safe operation invoked on an event loop other than "
+                             "the current one");
+}
+/* @end check_thread */
+
 /* @region call_soon */
 handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
 {
@@ -567,6 +604,8 @@ handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
         fail(loop, EINVAL, "Event loop is closed");
         return NULL;
     }
+    if (check_thread(loop) < 0) /* chapter 10: debug mode only */
+        return NULL;
     if (callback == NULL) {
         fail(loop, EINVAL, "callback for call_soon is NULL");
         return NULL;
@@ -737,7 +776,9 @@ unsigned long loop_wakeup_writes(loop_t *loop)
 /* @end self_pipe */
 
 /* @region threadsafe */
-handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *arg)
+/* Chapter 10: the handle may own its arg (loop_private.h). */
+static handle_t *call_soon_threadsafe(loop_t *loop, loop_callback callback, void *arg,
+                                      void (*release_arg)(void *arg))
 {
     /* No fail() here: loop->error belongs to the loop's thread. */
     if (callback == NULL) {
@@ -758,6 +799,8 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
         err = ENOMEM;
     if (err == 0)
         handle->queued = true;
+    if (err == 0)
+        handle->release_arg = release_arg; /* before anyone else can see it */
     pthread_mutex_unlock(&loop->ready_lock);
     if (err != 0) {
         handle_release(handle);
@@ -769,6 +812,17 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
     write_to_self(loop);
     return handle;
 }
+
+handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *arg)
+{
+    return call_soon_threadsafe(loop, callback, arg, NULL);
+}
+
+handle_t *loop_call_soon_threadsafe_owned(loop_t *loop, loop_callback callback, void *arg,
+                                          void (*release_arg)(void *arg))
+{
+    return call_soon_threadsafe(loop, callback, arg, release_arg);
+}
 /* @end threadsafe */
 
 /* @region call_at */
@@ -778,6 +832,8 @@ handle_t *loop_call_at(loop_t *loop, double when, loop_callback callback, void *
         fail(loop, EINVAL, "Event loop is closed");
         return NULL;
     }
+    if (check_thread(loop) < 0) /* chapter 10: debug mode only */
+        return NULL;
     if (callback == NULL) {
         fail(loop, EINVAL, "callback for call_at is NULL");
         return NULL;
@@ -1007,6 +1063,7 @@ int loop_run_forever(loop_t *loop)
         return fail(loop, EBUSY, "Cannot run the event loop while another loop is running");
     loop->running = true;
     running_loop = loop;
+    atomic_store(&loop->thread_id, &thread_token); /* self._thread_id = threading.get_ident() */
     int rc = 0;
     for (;;) {
         if (loop->miniloop && ready_len(loop) == 0 &&
@@ -1024,6 +1081,7 @@ int loop_run_forever(loop_t *loop)
     loop->stopping = false;
     loop->running = false;
     running_loop = NULL;
+    atomic_store(&loop->thread_id, NULL); /* self._thread_id = None */
     return rc;
 }
 
@@ -1114,6 +1172,9 @@ int loop_close(loop_t *loop)
     if (loop->closed)
         return 0; /* closing twice is harmless, as in asyncio */
     forget_all(loop); /* sets closed, under ready_lock */
+    /* Chapter 10: self._executor_shutdown_called = True, and the default
+     * executor shut down without waiting (bridge.c). */
+    executors_loop_close(loop);
     return 0;
 }
 
@@ -1126,7 +1187,14 @@ void loop_free(loop_t *loop)
                           "loop_run_forever() returns");
         return;
     }
+    bool was_closed = loop->closed;
     forget_all(loop);
+    if (!was_closed) /* as loop_close() does, if the caller did not call it */
+        executors_loop_close(loop);
+    /* Chapter 10: no other thread may reach the loop once it is gone: the
+     * default executor the loop made is waited for and freed, and every
+     * chain a job could still come home through is cut (bridge.c). */
+    executors_loop_free(loop);
     free(loop->readers);
     free(loop->writers);
     /* The pipe outlives loop_close(), unlike asyncio's: a thread that races
@@ -1185,6 +1253,12 @@ int loop_add_callback_signalsafe(loop_t *loop, handle_t *handle)
 int loop_signal_fd(const loop_t *loop)
 {
     return loop->wakeup == LOOP_WAKEUP_PIPE ? loop->self_pipe[1] : -1;
+}
+
+/* Chapter 10: what bridge.c keeps in the loop. */
+loop_executors_t *loop_executors(loop_t *loop)
+{
+    return &loop->executors;
 }
 
 /* Chapter 09: what future.c and task.c need of the loop. */

@@ -25,6 +25,9 @@
  * Threads: a loop belongs to the thread that runs it.  Only
  * loop_call_soon_threadsafe() and loop_wakeup_writes() may be called from
  * other threads; handles (retain, release, cancel) are not thread-safe either.
+ * Chapter 10: executor.h adds the functions that let threads and the loop
+ * work together (run_in_executor, run_coroutine_threadsafe), and debug
+ * mode catches the classic mistake (see "threadsafe" below).
  */
 #ifndef LOOP_H
 #define LOOP_H
@@ -320,7 +323,18 @@ void loop_stop(loop_t *loop);
  * a handle), send a callback that does it on the loop's thread.  To cancel
  * a handle from another thread, the loop's thread retains it and passes it
  * over; the other thread sends a callback that cancels and releases it
- * (asyncio's loop.call_soon_threadsafe(handle.cancel)). */
+ * (asyncio's loop.call_soon_threadsafe(handle.cancel)).
+ *
+ * Chapter 10, debug mode's thread check (base_events._check_thread): while
+ * the loop runs in debug mode (loop_set_debug), loop_call_soon(),
+ * loop_call_at() and loop_call_later() called from any thread but the one
+ * inside loop_run_forever() are refused: NULL, errno EPERM, and
+ * loop_error() says "Non-thread-safe operation invoked on an event loop
+ * other than the current one".  Outside debug mode, or while the loop does
+ * not run, nothing is checked (as in CPython: the check costs a lookup per
+ * call).  The running thread is kept in an atomic, so the check itself is
+ * no data race; the message is written by the calling thread, and is for
+ * it to read. */
 handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *arg);
 
 /* How another thread wakes the loop.  LOOP_WAKEUP_PIPE (the default, as
@@ -356,7 +370,11 @@ void loop_set_look_hook(loop_t *loop, loop_look_hook hook, void *ctx);
  * belong to the caller; its own self-pipe stays open until loop_free()), drops the callbacks still in the ready deque and
  * the timer heap without calling them (releasing every handle), removes
  * its signal handlers (restoring each signal's default), and refuses all
- * further calls with "Event loop is closed".  Refused while running: -1,
+ * further calls with "Event loop is closed".  Chapter 10, as CPython's
+ * close(): the default executor is shut down WITHOUT waiting (its queued
+ * jobs still run; their results, arriving at a closed loop, are dropped),
+ * and loop_run_in_executor() with the default executor says "Executor
+ * shutdown has been called" from now on.  Refused while running: -1,
  * EBUSY, "Cannot close a running event loop".  Closing twice does nothing
  * (0), as in asyncio. */
 int loop_close(loop_t *loop);
@@ -364,16 +382,20 @@ int loop_close(loop_t *loop);
 
 /* Free the loop's memory, handles included, and close its self-pipe.  Call
  * it after loop_close(), once no other thread can call
- * loop_call_soon_threadsafe() any more (join them first); NULL is ignored.
- * Chapter 09: what Python's garbage collector does when a program ends,
- * loop_free() does for the loop's futures: each task still pending is
- * reported to the exception handler ("Task was destroyed but it is
- * pending!"), the cycles that keep such tasks alive (a task waits for a
- * future whose callback holds the task) are broken and freed, and a
- * future or task the program still holds is detached: it may still be
+ * loop_call_soon_threadsafe() or loop_run_coroutine_threadsafe() any more
+ * (join them first); NULL is ignored.
  * Refused from inside a callback of the running loop, which would go on
  * using the freed memory: then it frees nothing, sets errno to EBUSY and
  * says so in loop_error().  Free the loop after loop_run_forever() returns.
+ * Chapter 10: the threads the loop itself set going are its own business.
+ * loop_free() waits for the default executor the loop made (every job
+ * queued in it runs to its end: CPython joins the pool's threads at exit)
+ * and frees it, and joins shutdown_default_executor's thread.  A job of an
+ * executor of yours may still be running: loop_free() does not wait for
+ * it, but cuts its way home (bridge.c's chains), so its result is dropped
+ * and no thread touches the freed loop; free that executor after the loop.
+ * A cfuture from loop_run_coroutine_threadsafe() whose task could not
+ * finish is cancelled by then, so no thread waits on it forever.
  * Chapter 09: what Python's garbage collector does when a program ends,
  * loop_free() does for the loop's futures: each task still pending is
  * reported to the exception handler ("Task was destroyed but it is

@@ -112,6 +112,38 @@ int loop_reserve_ready(loop_t *loop, size_t n);
 void loop_push_ready(loop_t *loop, handle_t *handle);
 /* @end tasks */
 
+/* @region executors */
+/* Chapter 10: bridge.c's state in the loop.  asyncio's _default_executor
+ * and _executor_shutdown_called, plus what C needs and Python's garbage
+ * collector gives for free: the loop's list of chains (bridge.c), each a
+ * link through which another thread may still reach the loop (a job's
+ * result coming home, a cancellation going to a task), so that loop_free()
+ * can cut them all before the memory goes. */
+typedef struct executor executor_t;
+struct chain;
+typedef struct loop_executors {
+    executor_t *default_executor; /* run_in_executor(NULL, ...)'s; NULL: none yet */
+    executor_t *created;          /* the default executor the loop made: it frees it */
+    bool shutdown_called;         /* _executor_shutdown_called */
+    struct chain *chains;         /* the live chains (loop's thread only) */
+    struct shutdown_thread *shutdown_thread; /* shutdown_default_executor's, until joined */
+} loop_executors_t;
+loop_executors_t *loop_executors(loop_t *loop);
+
+/* bridge.c, called by loop.c: loop_close() shuts the default executor down
+ * without waiting (base_events.close()); loop_free() waits for the one the
+ * loop made, frees it, and cuts every chain (loop.h: "close"). */
+void executors_loop_close(loop_t *loop);
+void executors_loop_free(loop_t *loop);
+
+/* loop_call_soon_threadsafe() whose handle owns one reference to arg:
+ * release_arg(arg) when the handle goes (on the loop's thread: after the
+ * callback ran, or unrun at loop_close()).  On refusal release_arg is NOT
+ * called. */
+handle_t *loop_call_soon_threadsafe_owned(loop_t *loop, loop_callback callback, void *arg,
+                                          void (*release_arg)(void *arg));
+/* @end executors */
+
 /* handler.c, called by run_once for each handle it runs: call the
  * callback, then act on what loop_raise() recorded (Handle._run), timing
  * it in debug mode.  Returns 1 if the error escapes (KeyboardInterrupt,
