@@ -4,6 +4,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "future_private.h"
+#include "executor.h" /* chapter 10: shutdown_default_executor */
+#include "policy.h"   /* chapter 10: the loop of this thread */
 
 #include <errno.h>
 #include <signal.h>
@@ -130,11 +132,12 @@ static int cancel_all_tasks(loop_t *loop)
 /* @end cancel_all_tasks */
 
 /* @region close */
-/* loop.shutdown_asyncgens() and loop.shutdown_default_executor(): this
- * loop has neither async generators nor an executor, and in CPython, with
- * none, each returns at once.  They are run all the same, as tasks:
- * each costs the ticks (and the task name) it costs in CPython, so that
- * a program's trace ends as CPython's does. */
+/* loop.shutdown_asyncgens(): this loop has no async generators, and in
+ * CPython, with none, it returns at once.  It is run all the same, as a
+ * task: it costs the ticks (and the task name) it costs in CPython, so
+ * that a program's trace ends as CPython's does.  Chapter 10: the loop has
+ * an executor now, and shutdown_default_executor is the real coroutine
+ * (bridge.c); with no default executor it too returns at once. */
 static coro_status return_at_once(coro_t *c)
 {
     CORO_BEGIN(c);
@@ -146,14 +149,13 @@ static void free_coro(coro_t *c)
     free(c);
 }
 
-static int run_trivial(loop_t *loop, const char *name)
+/* loop.run_until_complete(coro): coro on the heap, so that if the loop
+ * stops before it ran, the task outlives this function until loop_close()
+ * drops it. */
+static int run_coroutine(loop_t *loop, coro_t *coro)
 {
-    /* On the heap: if the loop stops before it ran, the task outlives
-     * this function until loop_close() drops it. */
-    coro_t *coro = malloc(sizeof *coro);
     if (coro == NULL)
-        return loop_fail(loop, ENOMEM, "out of memory for %s()", name);
-    coro_init(coro, return_at_once, name, free_coro);
+        return -1;
     task_t *t = loop_create_task(loop, coro);
     if (t == NULL)
         return -1;
@@ -162,24 +164,36 @@ static int run_trivial(loop_t *loop, const char *name)
     return rc;
 }
 
+static int run_trivial(loop_t *loop, const char *name)
+{
+    coro_t *coro = malloc(sizeof *coro);
+    if (coro == NULL)
+        return loop_fail(loop, ENOMEM, "out of memory for %s()", name);
+    return run_coroutine(loop, coro_init(coro, return_at_once, name, free_coro));
+}
+
 /* Runner.close():
  *     try:
  *         _cancel_all_tasks(loop)
  *         loop.run_until_complete(loop.shutdown_asyncgens())
  *         loop.run_until_complete(loop.shutdown_default_executor())
  *     finally:
+ *         if self._set_event_loop:
+ *             events.set_event_loop(None)
  *         loop.close()
  * A step that raises (a KeyboardInterrupt from a callback, a stop() that
  * ends a run_until_complete early) skips the ones after it.  Returns 0,
  * or -1 with errno and loop_error() as the step that failed left them. */
-static int runner_close(loop_t *loop)
+static int runner_close(loop_t *loop, int set_event_loop)
 {
     int rc = cancel_all_tasks(loop);
     if (rc == 0)
         rc = run_trivial(loop, "BaseEventLoop.shutdown_asyncgens");
     if (rc == 0)
-        rc = run_trivial(loop, "BaseEventLoop.shutdown_default_executor");
+        rc = run_coroutine(loop, loop_shutdown_default_executor(loop));
     int err = errno;
+    if (set_event_loop)
+        loop_set_event_loop(NULL);
     loop_close(loop);
     errno = err;
     return rc;
@@ -253,8 +267,8 @@ static void run_error(loop_t *loop, int err, loop_exception_t *error)
 
 /* Runner.run(main), then Runner.close().  *closed_rc: what close() did
  * (-1: it raised, and *close_error says what). */
-static int runner_run(loop_t *loop, coro_t *main, void **result, loop_exception_t *error,
-                      int *close_rc, loop_exception_t *close_error)
+static int runner_run(loop_t *loop, int set_event_loop, coro_t *main, void **result,
+                      loop_exception_t *error, int *close_rc, loop_exception_t *close_error)
 {
     loop_exception_t scratch;
     *close_rc = 0;
@@ -279,7 +293,7 @@ static int runner_run(loop_t *loop, coro_t *main, void **result, loop_exception_
         int err = errno;
         char why[LOOP_EXCEPTION_MESSAGE_MAX];
         snprintf(why, sizeof why, "%s", loop_error(loop));
-        runner_close(loop);
+        runner_close(loop, set_event_loop);
         return refuse(error, err, why);
     }
     /* Ctrl-C cancels the main task: the handler goes in only if nobody
@@ -318,7 +332,7 @@ static int runner_run(loop_t *loop, coro_t *main, void **result, loop_exception_
     if (sigint_installed)
         loop_remove_signal_handler(loop, SIGINT);
     task_release(task);
-    if (runner_close(loop) < 0) {
+    if (runner_close(loop, set_event_loop) < 0) {
         *close_rc = -1;
         run_error(loop, errno, close_error);
     }
@@ -346,7 +360,7 @@ int loop_run_main_on(loop_t *loop, coro_t *main, void **result, loop_exception_t
 {
     int close_rc;
     loop_exception_t close_error;
-    int rc = runner_run(loop, main, result, error, &close_rc, &close_error);
+    int rc = runner_run(loop, 0, main, result, error, &close_rc, &close_error);
     return close_error_wins(rc, close_rc, &close_error, error);
 }
 
@@ -361,7 +375,12 @@ int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
     }
     if (main == NULL)
         return refuse(error, EINVAL, "loop_run_main: main is NULL");
-    loop_t *loop = loop_new();
+    /* Runner._lazy_init(), with no loop_factory:
+     *     self._loop = events.new_event_loop()
+     *     if not self._set_event_loop:
+     *         events.set_event_loop(self._loop)
+     *         self._set_event_loop = True */
+    loop_t *loop = loop_new_event_loop();
     if (loop == NULL) {
         int err = errno;
         if (main->release != NULL)
@@ -371,9 +390,10 @@ int loop_run_main(coro_t *main, void **result, loop_exception_t *error)
     /* with Runner(debug=debug) as runner:
      *     return runner.run(main)
      * An error raised by close() (Runner.__exit__) replaces run()'s outcome. */
+    loop_set_event_loop(loop);
     int close_rc;
     loop_exception_t close_error;
-    int rc = runner_run(loop, main, result, error, &close_rc, &close_error);
+    int rc = runner_run(loop, 1, main, result, error, &close_rc, &close_error);
     rc = close_error_wins(rc, close_rc, &close_error, error);
     int err = errno;
     loop_free(loop);
