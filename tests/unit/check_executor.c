@@ -1411,9 +1411,11 @@ END_TEST
  * nothing races. */
 struct other_call {
     loop_t *loop;
-    handle_t *handle;
+    handle_t *handle;       /* call_soon's */
     int err;
     char message[200];
+    handle_t *later;        /* call_later's (call_at's check: _check_thread too) */
+    int later_err;
 };
 
 static void noop(loop_t *loop, void *arg)
@@ -1429,6 +1431,9 @@ static void *call_soon_from_other_thread(void *arg)
     oc->handle = loop_call_soon(oc->loop, noop, NULL);
     oc->err = errno;
     snprintf(oc->message, sizeof oc->message, "%s", loop_error(oc->loop));
+    errno = 0;
+    oc->later = loop_call_later(oc->loop, 100, noop, NULL);
+    oc->later_err = errno;
     return NULL;
 }
 
@@ -1453,12 +1458,15 @@ START_TEST(debug_mode_refuses_call_soon_from_another_thread)
     ck_assert_int_eq(oc.err, EPERM);
     ck_assert_str_eq(oc.message,
                      "Non-thread-safe operation invoked on an event loop other than the current one");
+    ck_assert_ptr_null(oc.later);
+    ck_assert_int_eq(oc.later_err, EPERM);
     /* the loop not running: _thread_id is None, nothing to check */
     pthread_t t;
     oc.loop = loop;
     ck_assert_int_eq(pthread_create(&t, NULL, call_soon_from_other_thread, &oc), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     ck_assert_ptr_nonnull(oc.handle);
+    ck_assert_ptr_nonnull(oc.later);
     close_and_free(loop);
 }
 END_TEST
@@ -1472,6 +1480,7 @@ START_TEST(no_debug_mode_no_thread_check)
     ck_assert_ptr_nonnull(loop_call_soon(loop, call_from_other_thread_cb, &oc));
     ck_assert_int_eq(loop_run_forever(loop), 0);
     ck_assert_ptr_nonnull(oc.handle);
+    ck_assert_ptr_nonnull(oc.later);
     close_and_free(loop);
 }
 END_TEST
