@@ -4,7 +4,9 @@
  * is refused for a NaN fraction or one outside [0, 1], and step 1 of a tick
  * rebuilds the heap exactly when MORE than min_scheduled timers are
  * scheduled and MORE than min_fraction of them are cancelled; a new loop
- * keeps CPython's 100 and 0.5.
+ * keeps CPython's 100 and 0.5.  Each loop has its own threshold: setting
+ * one loop's leaves the others' alone (two globals instead of the loop's
+ * fields passed the rest: a cheat, tests/grade/README.md).
  *
  *   make exercise CH=05            (against your code/05-lazy-cancel/exercises/)
  *   make exercise CH=05 ANSWERS=1  (against the worked answers)
@@ -93,6 +95,46 @@ START_TEST(a_higher_threshold)
 }
 END_TEST
 
+/* n timers at 10 + i in loop, the last c cancelled; handles released. */
+static void schedule(loop_t *loop, int n, int c)
+{
+    for (int i = 0; i < n; i++) {
+        handle_t *h = loop_call_at(loop, 10 + i, nop, NULL);
+        ck_assert_ptr_nonnull(h);
+        if (i >= n - c)
+            handle_cancel(h);
+    }
+}
+
+static size_t tick_and_count(loop_t *loop)
+{
+    loop_stop(loop);
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    return loop_scheduled_len(loop);
+}
+
+START_TEST(each_loop_has_its_own)
+{
+    loop_t *a = loop_new_virtual(), *b = loop_new_virtual();
+    ck_assert(a != NULL && b != NULL);
+    ck_assert_int_eq(loop_set_cleanup_threshold(a, 0, 0.0), 0);
+    /* b was not set: CPython's 100 and 0.5, whatever a's are. */
+    schedule(b, 100, 99);
+    ck_assert_msg(tick_and_count(b) == 100, "a new loop rebuilt its heap of 100 timers (99 "
+                  "cancelled): it took the threshold set on another loop, not CPython's "
+                  "100 and 0.5");
+    ck_assert_int_eq(loop_set_cleanup_threshold(b, SIZE_MAX, 0.0), 0);
+    /* a keeps its own (0, 0.0): any cancelled timer rebuilds. */
+    schedule(a, 2, 1);
+    ck_assert_msg(tick_and_count(a) == 1, "setting loop b's threshold changed loop a's: "
+                  "keep the threshold in the loop");
+    ck_assert_int_eq(loop_close(a), 0);
+    ck_assert_int_eq(loop_close(b), 0);
+    loop_free(a);
+    loop_free(b);
+}
+END_TEST
+
 START_TEST(bad_fractions_are_refused)
 {
     loop_t *loop = loop_new_virtual();
@@ -117,6 +159,7 @@ int main(void)
     tcase_add_test(tc, defaults_are_cpythons);
     tcase_add_test(tc, a_lower_threshold);
     tcase_add_test(tc, a_higher_threshold);
+    tcase_add_test(tc, each_loop_has_its_own);
     tcase_add_test(tc, bad_fractions_are_refused);
     suite_add_tcase(s, tc);
     return run_suite(s);
