@@ -23,10 +23,13 @@
  * does).  Work in a pool thread waits on a gate instead, which the loop's
  * wait hook opens when the virtual clock reaches the work's end; the hook
  * then has the selector block for real until the job's result has come
- * home through call_soon_threadsafe (the self-pipe).  With real threads and
- * real time, when the result arrives among the beats would vary from run
- * to run; this way the other thread acts at fixed moments, and all the
- * scheduling is the loop's.  Python twin: tests/conformance/runs/executor.py.
+ * home through call_soon_threadsafe (the self-pipe).  And before the loop
+ * waits at all, a pool thread has picked the job up: whether wait_for's
+ * cancellation in 4 finds the job still queued (and so cancels it) or
+ * already running (and cannot) must not depend on how fast a thread
+ * starts.  With real threads and real time, when the result arrives among
+ * the beats would vary from run to run; this way the other thread acts at
+ * fixed moments, and all the scheduling is the loop's.  Python twin: tests/conformance/runs/executor.py.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "demo_ticks.h"
@@ -43,10 +46,10 @@ typedef struct work {
     long n;               /* the sum of the squares below n ... */
     double seconds;       /* ... takes this long */
     loop_t *loop;         /* done in this loop's thread: it moves its clock */
-    double ends_at;       /* done in a pool thread: it waits for the loop's */
-    pthread_mutex_t lock; /*   hook to open its gate, at this virtual time */
-    pthread_cond_t opened;
-    int gate;
+    double ends_at;       /* done in a pool thread: it says it started, and */
+    pthread_mutex_t lock; /*   waits for the loop's hook to open its gate, */
+    pthread_cond_t changed; /* at this virtual time */
+    int started, gate;
 } work_t;
 
 static int work(void *arg, void **result, loop_exception_t *error)
@@ -60,8 +63,10 @@ static int work(void *arg, void **result, loop_exception_t *error)
         loop_set_time(w->loop, loop_time(w->loop) + w->seconds);
     } else {
         pthread_mutex_lock(&w->lock);
+        w->started = 1;
+        pthread_cond_broadcast(&w->changed);
         while (!w->gate)
-            pthread_cond_wait(&w->opened, &w->lock);
+            pthread_cond_wait(&w->changed, &w->lock);
         pthread_mutex_unlock(&w->lock);
     }
     *result = (void *)(intptr_t)total;
@@ -75,12 +80,12 @@ static void work_init(work_t *w, long n, double seconds)
     w->n = n;
     w->seconds = seconds;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->opened, NULL);
+    pthread_cond_init(&w->changed, NULL);
 }
 
 static void work_destroy(work_t *w)
 {
-    pthread_cond_destroy(&w->opened);
+    pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->lock);
 }
 
@@ -93,11 +98,17 @@ static double executor_wait(loop_t *loop, double timeout, void *ctx)
 {
     (void)ctx;
     ticks++;
+    if (job != NULL) {
+        pthread_mutex_lock(&job->lock);
+        while (!job->started) /* a pool thread has picked the job up */
+            pthread_cond_wait(&job->changed, &job->lock);
+        pthread_mutex_unlock(&job->lock);
+    }
     if (job != NULL && (timeout < 0 || loop_time(loop) + timeout >= job->ends_at)) {
         loop_set_time(loop, job->ends_at); /* the work is done now: */
         pthread_mutex_lock(&job->lock);
         job->gate = 1;
-        pthread_cond_signal(&job->opened);
+        pthread_cond_broadcast(&job->changed);
         pthread_mutex_unlock(&job->lock);
         job = NULL;
         return -1; /* block until its result comes home */

@@ -18,10 +18,13 @@ done in the loop's thread moves the clock by its length (as chapter 08's
 `block` does).  Work in a pool thread waits on a gate instead, which the
 loop's wait opens when the virtual clock reaches the work's end; the wait
 then blocks for real in the selector until the job's result has come home
-through call_soon_threadsafe (the self-pipe).  With real threads and real
-time, when the result arrives relative to the beats would vary from run
-to run; this way the other thread acts at fixed moments, and the scheduling
-is all CPython's.
+through call_soon_threadsafe (the self-pipe).  And before the loop waits
+at all, a pool thread has picked the job up: whether wait_for's
+cancellation in 4 finds the job still queued (and so cancels it) or
+already running (and cannot) must not depend on how fast a thread starts.
+With real threads and real time, when the result arrives relative to the
+beats would vary from run to run; this way the other thread acts at fixed
+moments, and the scheduling is all CPython's.
 """
 import asyncio
 import selectors
@@ -35,7 +38,8 @@ class Work:
     def __init__(self, n, seconds):
         self.n, self.seconds = n, seconds
         self.loop = None                 # done in this loop's thread: move its clock
-        self.gate = threading.Event()    # done in a pool thread: wait for the loop
+        self.started = threading.Event() # done in a pool thread: say it started,
+        self.gate = threading.Event()    # ...and wait for the loop,
         self.ends_at = None              # ...which opens the gate at this time
 
 
@@ -44,6 +48,7 @@ def work(w):
     if w.loop is not None:
         w.loop._vnow += w.seconds        # time.sleep(w.seconds), on the virtual clock
     else:
+        w.started.set()
         w.gate.wait()
     return total
 
@@ -58,6 +63,8 @@ class ExecutorLoop(VirtualLoop):
     def _wait(self, timeout=None):
         sel, job = self._selector, self.job
         sel.ticks += 1
+        if job is not None:
+            job.started.wait()           # a pool thread has picked the job up
         if job is not None and (timeout is None or self._vnow + timeout >= job.ends_at):
             self._vnow = job.ends_at     # the work is done now:
             self.job = None
