@@ -15,7 +15,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <poll.h>
+#include <sys/poll.h> /* struct pollfd, for the poll() below */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
