@@ -33,7 +33,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +45,8 @@
  * loop's thread lists a chain and finishes it (chain_finish: cut, then
  * unlisted); any thread sends through it (chain_send). */
 typedef struct chain {
-    atomic_uint refs;
-    pthread_mutex_t lock;          /* guards `loop` against the cut */
+    unsigned refs;                 /* under lock (as a cfuture's: helgrind sees it) */
+    pthread_mutex_t lock;          /* guards `loop` against the cut, and refs */
     loop_t *loop;                  /* NULL once cut: nobody reaches the loop through it */
     bool listed;                   /* in the loop's list (loop's thread only) */
     struct chain *prev, *next;     /* the loop's list */
@@ -58,7 +57,7 @@ typedef struct chain {
 static void chain_init(chain_t *c, loop_t *loop, void (*cut)(chain_t *),
                        void (*destroy)(chain_t *))
 {
-    atomic_init(&c->refs, 1); /* the creator's */
+    c->refs = 1; /* the creator's */
     pthread_mutex_init(&c->lock, NULL);
     c->loop = loop;
     c->listed = false;
@@ -69,12 +68,17 @@ static void chain_init(chain_t *c, loop_t *loop, void (*cut)(chain_t *),
 
 static void chain_retain(chain_t *c)
 {
-    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+    pthread_mutex_lock(&c->lock);
+    c->refs++;
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void chain_release(chain_t *c)
 {
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
+    pthread_mutex_lock(&c->lock);
+    unsigned left = --c->refs;
+    pthread_mutex_unlock(&c->lock);
+    if (left == 0) {
         pthread_mutex_destroy(&c->lock);
         c->destroy(c);
     }
@@ -131,10 +135,10 @@ static int chain_send(chain_t *c, loop_callback fn)
     handle_t *h = NULL;
     pthread_mutex_lock(&c->lock);
     if (c->loop != NULL) {
-        chain_retain(c); /* the handle's */
+        c->refs++; /* the handle's (the lock is held already) */
         h = loop_call_soon_threadsafe_owned(c->loop, fn, c, chain_release_arg);
         if (h == NULL)
-            chain_release(c); /* not the last: the caller holds one */
+            c->refs--; /* not the last: the caller holds one */
     }
     pthread_mutex_unlock(&c->lock);
     return h != NULL ? 0 : -1;

@@ -252,7 +252,7 @@ cfuture_t *executor_submit(executor_t *ex, executor_job fn, void *arg)
         pthread_mutex_unlock(&ex->lock);
         cfuture_release(f);
         free(w);
-        errno = err == EAGAIN ? EAGAIN : err;
+        errno = err;
         return NULL;
     }
     pthread_cond_signal(&ex->work);
