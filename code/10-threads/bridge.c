@@ -222,8 +222,9 @@ static void copy_future_state(loop_t *loop, cfuture_t *source, future_t *dest)
         cfuture_result(source, 0, &value, NULL);
         rc = future_set_result(dest, value);
     }
-    if (rc < 0) /* out of memory scheduling dest's callbacks: Handle._run reports it */
-        loop_raise(loop, "MemoryError", "%s", loop_error(loop));
+    if (rc < 0) /* out of memory scheduling dest's callbacks, or dest was set */
+        loop_raise(loop, errno == ENOMEM ? "MemoryError" : "InvalidStateError", "%s",
+                   loop_error(loop));
 }
 
 /* @region call_set_state */

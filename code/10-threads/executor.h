@@ -19,7 +19,11 @@
  * any thread.  loop_run_in_executor(), loop_wrap_future(),
  * loop_set_default_executor() and the shutdown coroutine belong to the
  * loop's thread, as every loop_* function but loop_call_soon_threadsafe()
- * does; loop_run_coroutine_threadsafe() is for any thread.
+ * does; loop_run_coroutine_threadsafe() is for any thread, between
+ * loop_new() and loop_free() (as loop_call_soon_threadsafe(): loop.h).
+ * What the loop's own threads may still do when it is freed -- a job that
+ * finishes late, the shutdown thread -- is loop_free()'s business (loop.h):
+ * nothing of theirs reaches a freed loop.
  *
  * Errors: a refusal returns NULL / -1 with errno set and a message in
  * executor_last_error() -- kept per thread, since these functions have no
@@ -42,7 +46,9 @@ typedef enum cfuture_state {
     CFUTURE_FINISHED
 } cfuture_state;
 
-/* Future(): pending, one reference (the caller's). NULL with ENOMEM. */
+/* Future(): pending, one reference (the caller's). NULL with ENOMEM.
+ * The count is kept under the future's mutex: owners in any thread may
+ * retain and release it. */
 cfuture_t *cfuture_new(void);
 void cfuture_retain(cfuture_t *f);  /* NULL is ignored */
 void cfuture_release(cfuture_t *f); /* NULL is ignored */
@@ -111,15 +117,20 @@ cfuture_t *executor_submit(executor_t *ex, executor_job fn, void *arg);
 
 /* shutdown(wait, cancel_futures): no new jobs from now on.  cancel_futures:
  * the jobs still queued are cancelled (their futures CANCELLED, callbacks
- * run).  wait: return only when every worker has ended (every job that
- * started has finished).  Calling it again is harmless.  Never from one of
- * the executor's own jobs with wait=1 (-1 with EDEADLK). */
+ * run, in this thread).  Without it, the jobs queued still run: a worker
+ * ends only when the queue is empty.  wait: return only when every worker
+ * has ended (every job has finished).  Calling it again is harmless, from
+ * any number of threads.  From one of the executor's own jobs, wait=1
+ * would wait for itself: -1 with EDEADLK ("cannot join current thread",
+ * as t.join() raises), the shutdown itself done, as in CPython, where
+ * _shutdown is set before the join raises. */
 int executor_shutdown(executor_t *ex, int wait, int cancel_futures);
 
 unsigned executor_max_workers(executor_t *ex);
 unsigned executor_threads(executor_t *ex); /* workers started so far */
 
-/* shutdown(wait=1), then free.  NULL is ignored. */
+/* shutdown(wait=1), then free.  NULL is ignored.  Not from one of its own
+ * jobs; and after loop_free() of every loop it ran jobs for. */
 void executor_free(executor_t *ex);
 
 /* The message of this thread's last refusal by a cfuture_* / executor_* /
