@@ -619,8 +619,8 @@ START_TEST(executor_threads_started_lazily)
     cfuture_release(f);
     ck_assert_uint_eq(executor_threads(ex), 1);
     ck_assert_str_eq(thread_names[0], "p_0");
-    for (int i = 1; i <= 5; i++) {
-        sleep_ms(10);
+    for (int i = 1; i <= 3; i++) {
+        sleep_ms(50);
         f = executor_submit(ex, job_value, ID(i));
         cf_outcome(f, 5);
         cfuture_release(f);
