@@ -88,16 +88,20 @@ static void asks_for_its_loop(void)
     ask("get_event_loop()", loop_get_event_loop);
 }
 
+/* Freed at the end, not in the thread: the twin's `names` dict keeps every
+ * loop alive, and a loop freed here could give its address to the next
+ * one, which name() would then call by the old name. */
+static loop_t *loop3;
+
 static void worker_sets_its_own(void)
 {
-    loop_t *loop = loop_new_event_loop();
+    loop_t *loop = loop3 = loop_new_event_loop();
     printf("new_event_loop() in %s -> %s\n", here(), name(loop));
     loop_set_event_loop(loop);
     printf("set_event_loop(%s) in %s\n", name(loop), here());
     ask("get_event_loop()", loop_get_event_loop);
     loop_close(loop);
     loop_set_event_loop(NULL); /* Python's thread-local goes with the thread */
-    loop_free(loop);
 }
 
 /* async def main(): return None */
@@ -190,6 +194,7 @@ int main(void)
     loop_close(loop1);
     loop_free(loop1);
     loop_free(loop2);
+    loop_free(loop3);
     loop_free(loop4);
     puts("done");
     return 0;
