@@ -45,8 +45,8 @@
  * loop's thread lists a chain and finishes it (chain_finish: cut, then
  * unlisted); any thread sends through it (chain_send). */
 typedef struct chain {
-    unsigned refs;                 /* under lock (as a cfuture's: helgrind sees it) */
-    pthread_mutex_t lock;          /* guards `loop` against the cut, and refs */
+    unsigned refs;                 /* refs_add / refs_drop (executor_private.h) */
+    pthread_mutex_t lock;          /* guards `loop` against the cut */
     loop_t *loop;                  /* NULL once cut: nobody reaches the loop through it */
     bool listed;                   /* in the loop's list (loop's thread only) */
     struct chain *prev, *next;     /* the loop's list */
@@ -68,17 +68,12 @@ static void chain_init(chain_t *c, loop_t *loop, void (*cut)(chain_t *),
 
 static void chain_retain(chain_t *c)
 {
-    pthread_mutex_lock(&c->lock);
-    c->refs++;
-    pthread_mutex_unlock(&c->lock);
+    refs_add(&c->refs);
 }
 
 static void chain_release(chain_t *c)
 {
-    pthread_mutex_lock(&c->lock);
-    unsigned left = --c->refs;
-    pthread_mutex_unlock(&c->lock);
-    if (left == 0) {
+    if (refs_drop(&c->refs) == 0) {
         pthread_mutex_destroy(&c->lock);
         c->destroy(c);
     }
@@ -135,10 +130,10 @@ static int chain_send(chain_t *c, loop_callback fn)
     handle_t *h = NULL;
     pthread_mutex_lock(&c->lock);
     if (c->loop != NULL) {
-        c->refs++; /* the handle's (the lock is held already) */
+        chain_retain(c); /* the handle's */
         h = loop_call_soon_threadsafe_owned(c->loop, fn, c, chain_release_arg);
         if (h == NULL)
-            c->refs--; /* not the last: the caller holds one */
+            chain_release(c); /* not the last: the caller holds one */
     }
     pthread_mutex_unlock(&c->lock);
     return h != NULL ? 0 : -1;

@@ -12,10 +12,8 @@
  *     future (or in the thread that adds one to a future already done),
  *     outside the lock: a callback may take the lock again (result()), or
  *     another lock of its own;
- *   - a reference count under the same mutex, since its owners live in
- *     different threads.  (A C11 atomic would do as well; but helgrind,
- *     which checks this chapter's threads, cannot see the order atomics
- *     give, and would report the free that follows the last release.)
+ *   - a reference count that owners in several threads share (refs_add,
+ *     refs_drop: executor_private.h says why they are not atomics).
  *
  * The states are _base.py's five: PENDING -> RUNNING (a worker took the
  * job: set_running_or_notify_cancel) -> FINISHED, or PENDING -> CANCELLED
@@ -47,7 +45,7 @@ typedef struct cf_callback {
 struct cfuture {
     pthread_mutex_t lock;       /* _condition's lock: guards everything below */
     pthread_cond_t changed;     /* _condition: signalled at every completion */
-    unsigned refs;              /* owners, in any thread */
+    unsigned refs;              /* owners, in any thread: refs_add / refs_drop */
     cfuture_state state;        /* _state */
     void *result;               /* _result */
     bool has_error;             /* _exception is not None */
@@ -98,24 +96,36 @@ cfuture_t *cfuture_new(void)
     return f;
 }
 
+/* @region refs */
+static pthread_mutex_t refs_lock = PTHREAD_MUTEX_INITIALIZER; /* never destroyed */
+
+void refs_add(unsigned *refs)
+{
+    pthread_mutex_lock(&refs_lock);
+    (*refs)++;
+    pthread_mutex_unlock(&refs_lock);
+}
+
+/* The lock also orders every other owner's last use of the object before
+ * the free that follows a drop to 0. */
+unsigned refs_drop(unsigned *refs)
+{
+    pthread_mutex_lock(&refs_lock);
+    unsigned left = --*refs;
+    pthread_mutex_unlock(&refs_lock);
+    return left;
+}
+/* @end refs */
+
 void cfuture_retain(cfuture_t *f)
 {
-    if (f == NULL)
-        return;
-    pthread_mutex_lock(&f->lock);
-    f->refs++;
-    pthread_mutex_unlock(&f->lock);
+    if (f != NULL)
+        refs_add(&f->refs);
 }
 
 void cfuture_release(cfuture_t *f)
 {
-    if (f == NULL)
-        return;
-    /* The lock orders every other owner's last use before the free. */
-    pthread_mutex_lock(&f->lock);
-    unsigned left = --f->refs;
-    pthread_mutex_unlock(&f->lock);
-    if (left > 0)
+    if (f == NULL || refs_drop(&f->refs) > 0)
         return;
     cf_callback_t *cb = f->callbacks; /* never run: the future never finished */
     while (cb != NULL) {

@@ -309,8 +309,7 @@ int executor_shutdown(executor_t *ex, int wait, int cancel_futures)
         return 0;
     /* t.join() on the current thread: "cannot join current thread". */
     if (own_worker)
-        return executor_fail(EDEADLK, "cannot join current thread: shutdown(wait=1) "
-                                      "from a job of the same executor");
+        return executor_fail(EDEADLK, "cannot join current thread");
     pthread_mutex_lock(&ex->join_lock);
     for (unsigned i = 0; i < nthreads; i++) {
         if (!ex->workers[i].joined) {
