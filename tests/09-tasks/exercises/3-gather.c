@@ -16,13 +16,13 @@
  *     child a CancelledError; then set the result (or, if the gather
  *     future was asked to cancel meanwhile, CancelledError).
  * Article 004's 6.3 (safe_close: cancel every task, then
- * gather(*tasks, return_exceptions=True)) is the fourth test.
+ * gather(*tasks, return_exceptions=True)) is the last test.
  *
  * The gather future's own cancel is part of it: a done callback that never
- * looks at g->cancel_requested passes the first four tests, so the fifth
- * cancels the gather while its children sleep, with return_exceptions: it
- * must end with a CancelledError of its own, not with the list of the
- * children's.
+ * looks at g->cancel_requested passes the four others, so
+ * the_gather_cancelled_meanwhile cancels the gather while its children
+ * sleep, with return_exceptions: it must end with a CancelledError of its
+ * own, not with the list of the children's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "loop.h"
@@ -260,8 +260,8 @@ static Suite *exercise_suite(void)
     tcase_add_test(tc, return_exceptions_waits_for_all_in_their_order);
     tcase_add_test(tc, first_error_finishes_it_at_once);
     tcase_add_test(tc, a_cancelled_child_finishes_it_with_cancelled_error);
-    tcase_add_test(tc, safe_close_of_article_004);
     tcase_add_test(tc, the_gather_cancelled_meanwhile);
+    tcase_add_test(tc, safe_close_of_article_004);
     suite_add_tcase(s, tc);
     return s;
 }
