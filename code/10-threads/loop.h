@@ -387,6 +387,13 @@ int loop_close(loop_t *loop);
  * Refused from inside a callback of the running loop, which would go on
  * using the freed memory: then it frees nothing, sets errno to EBUSY and
  * says so in loop_error().  Free the loop after loop_run_forever() returns.
+ * Chapter 09: what Python's garbage collector does when a program ends,
+ * loop_free() does for the loop's futures: each task still pending is
+ * reported to the exception handler ("Task was destroyed but it is
+ * pending!"), the cycles that keep such tasks alive (a task waits for a
+ * future whose callback holds the task) are broken and freed, and a
+ * future or task the program still holds is detached: it may still be
+ * read and released, and nothing it does reaches the freed loop.
  * Chapter 10: the threads the loop itself set going are its own business.
  * loop_free() waits for the default executor the loop made (every job
  * queued in it runs to its end: CPython joins the pool's threads at exit)
@@ -395,14 +402,7 @@ int loop_close(loop_t *loop);
  * it, but cuts its way home (bridge.c's chains), so its result is dropped
  * and no thread touches the freed loop; free that executor after the loop.
  * A cfuture from loop_run_coroutine_threadsafe() whose task could not
- * finish is cancelled by then, so no thread waits on it forever.
- * Chapter 09: what Python's garbage collector does when a program ends,
- * loop_free() does for the loop's futures: each task still pending is
- * reported to the exception handler ("Task was destroyed but it is
- * pending!"), the cycles that keep such tasks alive (a task waits for a
- * future whose callback holds the task) are broken and freed, and a
- * future or task the program still holds is detached: it may still be
- * read and released, and nothing it does reaches the freed loop. */
+ * finish is cancelled by then, so no thread waits on it forever. */
 void loop_free(loop_t *loop);
 
 /* The last error, as a sentence ("" if none yet). */
