@@ -770,8 +770,11 @@ START_TEST(executor_submit_after_shutdown_refused)
 }
 END_TEST
 
-/* shutdown(wait=1) from one of the executor's own jobs would wait for itself. */
+/* shutdown(wait=1) from one of the executor's own jobs would wait for
+ * itself: CPython sets _shutdown, then t.join() raises RuntimeError
+ * "cannot join current thread".  Here: -1 EDEADLK, the shutdown done. */
 static executor_t *self_ex;
+static char self_error[200];
 static int job_shutdown_self(void *arg, void **result, loop_exception_t *error)
 {
     (void)arg;
@@ -779,6 +782,7 @@ static int job_shutdown_self(void *arg, void **result, loop_exception_t *error)
     errno = 0;
     int rc = executor_shutdown(self_ex, 1, 0);
     *result = (void *)(intptr_t)(rc == -1 && errno == EDEADLK);
+    snprintf(self_error, sizeof self_error, "%s", executor_last_error());
     return 0;
 }
 
@@ -787,6 +791,11 @@ START_TEST(executor_shutdown_wait_from_own_job_refused)
     self_ex = executor_new(1, "p");
     cfuture_t *f = executor_submit(self_ex, job_shutdown_self, NULL);
     ck_assert_str_eq(cf_outcome(f, 5), "result=1");
+    ck_assert_msg(strncmp(self_error, "cannot join current thread", 26) == 0, "got '%s'",
+                  self_error);
+    errno = 0;
+    ck_assert_ptr_null(executor_submit(self_ex, job_value, ID(1))); /* shut down all the same */
+    ck_assert_int_eq(errno, EPIPE);
     cfuture_release(f);
     executor_free(self_ex);
 }
@@ -1568,7 +1577,7 @@ START_TEST(oom_run_in_executor)
         ck_assert_str_eq(outcome(accepted[i]), want);
         future_release(accepted[i]);
     }
-    executor_free(ex);
+    ck_assert_int_eq(executor_shutdown(ex, 1, 0), 0); /* every job queued has run now */
     cfuture_release(g);
     for (int k = 1; k < 200; k++) {
         int accepted_k = 0;
@@ -1578,6 +1587,7 @@ START_TEST(oom_run_in_executor)
                       accepted_k);
     }
     close_and_free(loop);
+    executor_free(ex); /* after loop_free of the loop it ran jobs for (executor.h) */
 }
 END_TEST
 
