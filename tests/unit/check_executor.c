@@ -1140,6 +1140,113 @@ START_TEST(run_in_executor_on_closed_loop_refused)
 }
 END_TEST
 
+static void *set_cf_after_20ms(void *arg)
+{
+    sleep_ms(20);
+    ck_assert_int_eq(cfuture_set_result(arg, ID(5)), 0);
+    return NULL;
+}
+
+/* c = concurrent.futures.Future(); f = asyncio.wrap_future(c, loop=loop)
+ * threading.Timer(0.02, c.set_result, [5]).start(); run_until_complete(f)  -> 5
+ * c2: f2 = wrap_future(c2); f2.cancel(); one turn of the loop -> c2 CANCELLED
+ * c3 failed before the wrap: f3 not done at once; run_until_complete(f3) -> ValueError x
+ * c4.cancel() -> f4 cancelled */
+START_TEST(wrap_future_follows_the_cfuture_both_ways)
+{
+    loop_t *loop = new_loop();
+    cfuture_t *c = cfuture_new();
+    future_t *f = loop_wrap_future(loop, c);
+    ck_assert_ptr_nonnull(f);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, set_cf_after_20ms, c), 0);
+    ck_assert_int_eq(loop_run_until_complete(loop, f), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_str_eq(outcome(f), "result=5");
+    future_release(f);
+    cfuture_release(c);
+
+    cfuture_t *c2 = cfuture_new();
+    future_t *f2 = loop_wrap_future(loop, c2);
+    ck_assert_int_eq(future_cancel(f2, NULL), 1);
+    one_tick(loop);
+    ck_assert_int_eq(cfuture_get_state(c2), CFUTURE_CANCELLED);
+    future_release(f2);
+    cfuture_release(c2);
+
+    cfuture_t *c3 = cfuture_new();
+    loop_exception_t x = {"ValueError", "x"};
+    ck_assert_int_eq(cfuture_set_exception(c3, &x), 0);
+    future_t *f3 = loop_wrap_future(loop, c3);
+    ck_assert(!future_done(f3)); /* its state comes home through call_soon_threadsafe */
+    ck_assert_int_eq(loop_run_until_complete(loop, f3), 0);
+    ck_assert_str_eq(outcome(f3), "ValueError: x");
+    future_release(f3);
+    cfuture_release(c3);
+
+    cfuture_t *c4 = cfuture_new();
+    future_t *f4 = loop_wrap_future(loop, c4);
+    ck_assert_int_eq(cfuture_cancel(c4), 1);
+    ck_assert_int_eq(loop_run_until_complete(loop, f4), 0);
+    ck_assert(future_cancelled(f4));
+    future_release(f4);
+    cfuture_release(c4);
+
+    errno = 0;
+    ck_assert_ptr_null(loop_wrap_future(loop, NULL));
+    ck_assert_int_eq(errno, EINVAL);
+    close_and_free(loop);
+}
+END_TEST
+
+/* shutdown_default_executor waits for the job that runs, in a thread of
+ * its own: the loop goes on meanwhile (a timer of the loop opens the gate).
+ *     async def main():
+ *         fut = loop.run_in_executor(None, gate.wait)
+ *         loop.call_later(0.05, timer)          # ticks.append("timer"); gate.set()
+ *         await loop.shutdown_default_executor()
+ *         ticks.append("shut down"); print(fut.done())
+ *     -> True ['timer', 'shut down'] */
+static void open_gate_cb(loop_t *loop, void *arg)
+{
+    (void)loop;
+    (void)arg;
+    record(1); /* "timer" */
+    gate_open();
+}
+
+static coro_status shutdown_waits_step(coro_t *c)
+{
+    frame_t *f = (frame_t *)c;
+    CORO_BEGIN(c);
+    f->fut = loop_run_in_executor(loop_of(c), NULL, job_gated, ID(100));
+    if (f->fut == NULL)
+        CORO_RAISE(c, "RuntimeError", "%s", loop_error(loop_of(c)));
+    if (loop_call_later(loop_of(c), 0.05, open_gate_cb, NULL) == NULL)
+        CORO_RAISE(c, "RuntimeError", "%s", loop_error(loop_of(c)));
+    CORO_CALL(c, shutdown_default_executor_init(&f->sde, loop_of(c)));
+    record(2); /* "shut down" */
+    CORO_RETURN(c, ID(future_done(f->fut)));
+    CORO_END(c);
+}
+
+START_TEST(shutdown_default_executor_waits_while_the_loop_runs)
+{
+    reset();
+    loop_t *loop = new_loop();
+    frame_t *f = frame_new(shutdown_waits_step, "main");
+    task_t *t = loop_create_task(loop, &f->coro);
+    ck_assert_int_eq(loop_run_until_complete(loop, task_future(t)), 0);
+    ck_assert_str_eq(outcome(task_future(t)), "result=1");
+    task_release(t);
+    ck_assert_int_eq(norder, 3);
+    ck_assert_int_eq(order[0], 1);   /* the timer, while the shutdown waited */
+    ck_assert_int_eq(order[1], 100); /* the job, let through by the timer */
+    ck_assert_int_eq(order[2], 2);   /* then the shutdown returned */
+    close_and_free(loop);
+}
+END_TEST
+
 /* Wait (at most 5 s) until job id has run. */
 static void await_ran(int id)
 {
@@ -1674,6 +1781,8 @@ static Suite *executor_suite(void)
     tcase_add_test(tc, cancel_loop_future_of_running_job);
     tcase_add_test(tc, shutdown_default_executor_then_refused);
     tcase_add_test(tc, shutdown_default_executor_without_one);
+    tcase_add_test(tc, shutdown_default_executor_waits_while_the_loop_runs);
+    tcase_add_test(tc, wrap_future_follows_the_cfuture_both_ways);
     tcase_add_test(tc, run_in_executor_on_closed_loop_refused);
     tcase_add_test(tc, loop_closed_while_default_executor_job_runs);
     tcase_add_test(tc, loop_freed_while_default_executor_job_runs);
