@@ -202,10 +202,21 @@ applies() {
 conform() {
     st=$1; list=$2
     work=$OUT/conformance/$st
-    rm -rf "$work"; mkdir -p "$work/py" "$work/c"
-    xargs -n 2000 "$PYTHON" $CONF/cpython_trace.py --stage "$(stage_num "$st")" --out "$work/py" \
-        <"$list" 2>/dev/null
-    [ $? -le 123 ] || { echo "the CPython runner failed"; return 1; }
+    rm -rf "$work"; mkdir -p "$work/c"
+    # CPython's side depends on the scenarios and the stage number only, not
+    # on the C backend: it is made once per list, into LIST's name with .py
+    # for .list, and the stage's other backends reuse it (a stage with three
+    # backends ran the same CPython batch three times).  fixed_scenarios and
+    # random_scenarios remove it when they write the list again.
+    py=${list%.list}.py
+    if ! cmp -s "$list" "$py/list" 2>/dev/null; then
+        rm -rf "$py"; mkdir -p "$py/out"
+        xargs -n 2000 "$PYTHON" $CONF/cpython_trace.py --stage "$(stage_num "$st")" --out "$py/out" \
+            <"$list" 2>/dev/null
+        [ $? -le 123 ] || { echo "the CPython runner failed"; rm -rf "$py"; return 1; }
+        cp "$list" "$py/list"
+    fi
+    ln -s "$(cd "$py/out" && pwd)" "$work/py"
     total=0
     : >"$work/mismatches"
     limit=$(scenario_limit)
@@ -249,6 +260,7 @@ fixed_scenarios() {
     for f in $CONF/scenarios/*.scn $CONF/bad/*.scn; do
         applies "$f" "$1" && echo "$f"
     done >"$OUT/conformance/fixed-$1.list"
+    rm -rf "$OUT/conformance/fixed-$1.py"  # conform's CPython side, made anew
     echo "$OUT/conformance/fixed-$1.list"
 }
 
@@ -256,7 +268,7 @@ fixed_scenarios() {
 # the list's path.
 random_scenarios() {
     dir=$OUT/conformance/random-$1-$2
-    rm -rf "$dir"
+    rm -rf "$dir" "$dir.py"  # and conform's CPython side, made anew
     "$PYTHON" $CONF/gen_scenarios.py --seed "$2" --count "$3" --stage "$(stage_num "$1")" --out "$dir" &&
         find "$dir" -name '*.scn' | sort >"$dir.list"
     echo "$dir.list"
