@@ -120,6 +120,23 @@ exercise_tests() {
     done
 }
 
+# fuzz_all: libFuzzer, FUZZ_SECONDS each, on every distinct scenario parser.
+# Stages whose parser is the same source (fuzz_scenario.c and scenario.c
+# with every header they include, preprocessed: lib.sh, fuzz_key) build the
+# same fuzz target; it is fuzzed once, on the newest of them, and the record
+# names the others (03-05 share one, 06-07 one, 09-10 one).
+fuzz_all() {
+    for st in $STAGES; do
+        [ -f "code/$st/fuzz_scenario.c" ] && echo "$(fuzz_key "$st") $st"
+    done | awk '{ newest[$1] = $2; all[$1] = all[$1] " " $2 }
+                END { for (k in newest) print newest[k] ":" all[k] }' | sort |
+    while IFS=: read -r st all; do
+        same=$(for s in $all; do [ "$s" = "$st" ] || printf ' %s' "$s"; done)
+        record "fuzz: scenario parser of $st${same:+ (the same source as$same)}, $FUZZ_SECONDS s" \
+            fuzz "$st" "$FUZZ_SECONDS"
+    done
+}
+
 case $mode in
 all)
     stage_tests gcc
@@ -179,17 +196,12 @@ sanitize)
     stage_tests asan
     exercise_tests asan
     stage_tests tsan
-    for st in $STAGES; do
-        [ -f "code/$st/fuzz_scenario.c" ] &&
-        record "fuzz: scenario parser of $st, ${FUZZ_SECONDS:=10} s" fuzz "$st" "$FUZZ_SECONDS"
-    done
+    : "${FUZZ_SECONDS:=10}"
+    fuzz_all
     ;;
 fuzz)
     TEST_TIME_LIMIT=$(( ${FUZZ_SECONDS:=300} + 180 ))
-    for st in $STAGES; do
-        [ -f "code/$st/fuzz_scenario.c" ] &&
-        record "fuzz: scenario parser of $st, ${FUZZ_SECONDS:=300} s" fuzz "$st" "$FUZZ_SECONDS"
-    done
+    fuzz_all
     ;;
 valgrind)
     stage_tests valgrind

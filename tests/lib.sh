@@ -325,6 +325,16 @@ twin() {
     return 1
 }
 
+# fuzz_key STAGE: a checksum of what the stage's fuzz target is made of:
+# fuzz_scenario.c and scenario.c after the preprocessor (every header they
+# include, no file names or line numbers).  Two stages with the same key
+# build the same target (check.sh fuzzes it once).  If clang cannot
+# preprocess them, the stage's name goes in too, so the key is its own.
+fuzz_key() {
+    { clang -E -P -I "code/$1" "code/$1/fuzz_scenario.c" "code/$1/scenario.c" 2>/dev/null ||
+        echo "$1"; } | cksum | tr ' ' -
+}
+
 # fuzz STAGE SECONDS: libFuzzer (clang) on the stage's scenario parser,
 # seeded with every scenario we have; any crash, leak, hang or sanitizer
 # report fails it and leaves the input in $BUILD/fuzz/STAGE/.
