@@ -116,7 +116,7 @@ START_TEST(a_call_in_the_window_wakes_the_loop)
     woke_at = 0;
     double t0 = now();
     ck_assert_int_eq(loop_run_forever(loop), 0);
-    ck_assert_msg(woke_at > 0 && woke_at - t0 < 0.5,
+    ck_assert_msg(woke_at > 0 && woke_at - t0 < 0.9, /* slack for valgrind on a busy machine */
                   "a call made between the look at the ready deque and the poll "
                   "waited for the 1 s timer: the wake-up was lost (the flag `polling` "
                   "was raised too late)");
@@ -185,7 +185,7 @@ START_TEST(coalescing_still_coalesces)
     ck_assert_msg(window_writes == 1,
                   "100 calls while the loop was about to sleep wrote %d times: one byte "
                   "wakes it, the others must find it on its way", window_writes);
-    ck_assert_msg(now() - t0 < 0.5, "the calls in the window did not wake the loop");
+    ck_assert_msg(now() - t0 < 0.9, "the calls in the window did not wake the loop");
     ck_assert_int_eq(loop_close(loop), 0);
     loop_free(loop);
 }
