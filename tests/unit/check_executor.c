@@ -15,9 +15,10 @@
  *     after shutdown, executor_free with jobs queued;
  *   - the bridge: run_in_executor's result and error awaited by a task, the
  *     default executor (made on first use, named asyncio_N), its
- *     replacement, cancelling the loop's future cancels a job not started,
- *     shutdown_default_executor, a closed loop, a loop closed (and freed)
- *     while its jobs run;
+ *     replacement, cancelling the loop's future cancels a job not started
+ *     (and not one that runs), wrap_future both ways,
+ *     shutdown_default_executor (the loop runs on while it waits), a closed
+ *     loop, a loop closed (and freed) while its jobs run;
  *   - run_coroutine_threadsafe from another thread: result, error, timeout,
  *     cancel (the coroutine sees CancelledError), a loop closed before the
  *     callback ran (the waiter does not hang);
