@@ -9,6 +9,7 @@
 # libloop.a, so it may use everything the stage's headers declare.
 SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding lifecycle handler signals
 SUITES += future task
+SUITES += executor stress policy
 
 io_FROM       := 01
 deque_FROM    := 02
@@ -26,6 +27,9 @@ signals_FROM  := 08
 rounding_FROM := 03
 future_FROM   := 09
 task_FROM     := 09
+executor_FROM := 10
+stress_FROM   := 10
+policy_FROM   := 10
 
 # NAME_LDFLAGS (optional): extra link flags for that suite (build_suite in
 # tests/lib.sh reads them from this file).  check_oom reroutes every malloc,
@@ -34,6 +38,10 @@ task_FROM     := 09
 oom_LDFLAGS   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # check_rounding sees the timeval the loop hands to select().
 rounding_LDFLAGS := -Wl,--wrap=select
+# check_executor has its own malloc/calloc/realloc wrappers (its OOM tests:
+# a failed allocation in submit / run_in_executor / run_coroutine_threadsafe
+# loses nothing that was accepted).
+executor_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 # Stages from this one on run threads: `make check-sanitize` also runs them
 # under ThreadSanitizer.
