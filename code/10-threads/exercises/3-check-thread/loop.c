@@ -589,13 +589,16 @@ static int check_thread(loop_t *loop)
 {
     /* @exercise begin */
     /* TODO(3-check-thread): base_events._check_thread(), quoted above, in
-     * debug mode only (loop->errors.debug).  loop->thread_id is the token
-     * of the thread that runs the loop (NULL: it does not run); this
-     * thread's is &thread_token.  Another thread: fail() with EPERM and
-     * CPython's message, which returns -1.  Read thread_id atomically. */
-    (void)loop;
+     * debug mode only (loop->errors.debug): return 0 when this thread may
+     * go on, and fall through to the refusal below when it may not.
+     * loop->thread_id is the token of the thread that runs the loop (NULL:
+     * it does not run); this thread's token is &thread_token.  Another
+     * thread reads thread_id while the loop's thread may write it: read it
+     * atomically. */
     return 0;
     /* @exercise end */
+    return fail(loop, EPERM, "Non-thread-safe operation invoked on an event loop other than "
+                             "the current one");
 }
 /* @end check_thread */
 

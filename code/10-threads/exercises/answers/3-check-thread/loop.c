@@ -593,9 +593,9 @@ static int check_thread(loop_t *loop)
     const void *id = atomic_load(&loop->thread_id);
     if (id == NULL || id == &thread_token)
         return 0;
+    /* @exercise end */
     return fail(loop, EPERM, "Non-thread-safe operation invoked on an event loop other than "
                              "the current one");
-    /* @exercise end */
 }
 /* @end check_thread */
 
