@@ -206,14 +206,18 @@ fuzz)
 valgrind)
     stage_tests valgrind
     exercise_tests valgrind
-    # Threaded stages: the cross-thread stress suite under helgrind too (it
-    # scales itself down when CK_FORK=no, which variant valgrind sets).
-    # (Where valgrind built it: own_suites.)
+    # Threaded stages: the suites that run threads under helgrind too
+    # (check_threadsafe from 06, check_stress and check_executor from 10;
+    # each scales itself down when CK_FORK=no, which variant valgrind sets),
+    # where valgrind ran them (own_suites: their own stage and the newest).
     for st in $STAGES; do
         [ "$(stage_num "$st")" -ge "$THREADED_FROM" ] || continue
-        [ -x "$OUT/unit/check_threadsafe-$st" ] || continue
-        record "helgrind: check_threadsafe on $st" \
-            valgrind --tool=helgrind -q --error-exitcode=99 "$OUT/unit/check_threadsafe-$st"
+        for s in $(own_suites valgrind "$st"); do
+            case $s in threadsafe|stress|executor) ;; *) continue ;; esac
+            [ -x "$OUT/unit/check_$s-$st" ] || continue
+            record "helgrind: check_$s on $st" \
+                valgrind --tool=helgrind -q --error-exitcode=99 "$OUT/unit/check_$s-$st"
+        done
     done
     ;;
 conformance)
