@@ -48,7 +48,8 @@ suites_for() {
 # The sanitizer and valgrind runs (the "tools": asan, tsan, valgrind) cost ten
 # to fifty times what the gcc build does.  They skip what the same tool runs
 # elsewhere anyway, and only that; the gcc build runs everything everywhere.
-# Each cut below says why it loses nothing.  `make check-sanitize STAGE=NN`
+# Each cut below says why it loses nothing (run_backends: exactly what it
+# leaves to the gcc build).  `make check-sanitize STAGE=NN`
 # (one stage, $only) skips nothing: there every stage counts as the newest.
 tool() { case $1 in asan|tsan|valgrind) return 0 ;; esac; return 1; }
 newest() { [ -n "$only" ] || [ "$1" = "$(echo "$STAGES" | tail -n 1)" ]; }
@@ -108,6 +109,33 @@ own_pinned() {
 # moves a loop across every backend, under every tool), or nothing at all.
 chooses_backend() { grep -q -e '--backend=' -e 'LOOP_BACKEND=' "tests/$1/$2.cmd"; }
 
+# run_backends VARIANT STAGE: the selector backends to run the stage's tests
+# on (suites, conformance, pinned outputs).  gcc: all of them.  A tool, on a
+# stage in between whose selector sources (selector*.c) are the same bytes
+# as the previous stage's: the first backend only.  Those bytes run under
+# the tool on every backend, every suite and every scenario on the stage
+# that last changed them and on the newest stage (07 and 10 today); the
+# stage's own code runs under the tool on its first backend; what is not
+# repeated is that stage's loop with the other selectors under the tool,
+# which the gcc build still runs (its suites, scenarios, pinned outputs).
+run_backends() {
+    rb_all=$(backends "$2")
+    if tool "$1" && ! newest "$2"; then
+        rb_prev=$(cd code && ls -d [0-9][0-9]-* | sed -n "/^$2\$/{x;p;q;};h")
+        rb_same=${rb_prev:+yes}
+        [ "$(cd "code/$2" && ls selector*.c 2>/dev/null)" = "$(cd "code/$rb_prev" 2>/dev/null && ls selector*.c 2>/dev/null)" ] ||
+            rb_same=""
+        for f in $(cd "code/$2" && ls selector*.c 2>/dev/null); do
+            cmp -s "code/$2/$f" "code/$rb_prev/$f" || rb_same=""
+        done
+        if [ -n "$rb_same" ] && [ -n "$(cd "code/$2" && ls selector*.c 2>/dev/null)" ]; then
+            echo "$rb_all" | awk '{print $1}'
+            return
+        fi
+    fi
+    echo "$rb_all"
+}
+
 # stage_tests VARIANT: build, suites, conformance and pinned outputs of every
 # stage.  A stage with several selector backends (its Makefile's SELECTORS,
 # from chapter 07 on) runs them all once per backend, chosen by LOOP_BACKEND.
@@ -128,7 +156,7 @@ stage_tests() {
         fi
         pinned=$(own_pinned "$1" "$st")
         first=$(backends "$st" | awk '{print $1}')
-        for backend in $(backends "$st"); do
+        for backend in $(run_backends "$1" "$st"); do
             use_backend "$backend"
             for s in $suites; do
                 record "$1: check_$s on $st$on" $RUNNER "$OUT/unit/check_$s-$st"
