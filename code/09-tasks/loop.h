@@ -365,12 +365,6 @@ int loop_close(loop_t *loop);
 /* Free the loop's memory, handles included, and close its self-pipe.  Call
  * it after loop_close(), once no other thread can call
  * loop_call_soon_threadsafe() any more (join them first); NULL is ignored.
- * Chapter 09: what Python's garbage collector does when a program ends,
- * loop_free() does for the loop's futures: each task still pending is
- * reported to the exception handler ("Task was destroyed but it is
- * pending!"), the cycles that keep such tasks alive (a task waits for a
- * future whose callback holds the task) are broken and freed, and a
- * future or task the program still holds is detached: it may still be
  * Refused from inside a callback of the running loop, which would go on
  * using the freed memory: then it frees nothing, sets errno to EBUSY and
  * says so in loop_error().  Free the loop after loop_run_forever() returns.
