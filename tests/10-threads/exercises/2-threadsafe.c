@@ -18,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "executor.h"
+#include "handler.h"
 
 #include <check.h>
 #include <errno.h>
@@ -51,11 +52,30 @@ static void *run_loop(void *arg)
     return NULL;
 }
 
+static atomic_int loop_started;
+static void started(loop_t *l, void *arg)
+{
+    (void)l;
+    (void)arg;
+    atomic_store(&loop_started, 1);
+}
+static void wait_flag(atomic_int *flag, const char *what);
+
+/* A loop running in its thread: this returns once it runs (a callback sent
+ * home has run), so that every coroutine the test hands over finds it
+ * running. */
 static void start_loop(void)
 {
     loop = loop_new();
     ck_assert_ptr_nonnull(loop);
+    /* Debug mode: a task made in the calling thread (loop_create_task
+     * calls loop_call_soon) is refused there, not a silent data race. */
+    loop_set_debug(loop, 1);
+    loop_set_slow_callback_duration(loop, 1e9); /* the gate's wait is not slow work */
     ck_assert_int_eq(pthread_create(&loop_thread, NULL, run_loop, NULL), 0);
+    atomic_store(&loop_started, 0);
+    ck_assert_ptr_nonnull(loop_call_soon_threadsafe(loop, started, NULL));
+    wait_flag(&loop_started, "the loop's first callback");
 }
 
 static void stop(loop_t *l, void *arg)
