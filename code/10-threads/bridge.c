@@ -702,8 +702,10 @@ static void threadsafe_callback(loop_t *loop, void *arg)
     chain_retain(&r->chain);
     chain_list(&r->chain); /* the list's reference */
     /* destination.add_done_callback(_call_check_cancel): at once if the
-     * caller cancelled the cfuture already; the task is then cancelled
-     * before its first step. */
+     * caller cancelled the cfuture already; the task is then cancelled,
+     * but its first step is queued already: the coroutine starts, and meets
+     * CancelledError at its first await (Task.cancel sets _must_cancel),
+     * as in CPython. */
     chain_retain(&r->chain);
     if (cfuture_add_done_callback_owned(r->future, call_check_cancel_out, r,
                                         chain_release_arg) < 0) {

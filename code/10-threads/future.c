@@ -207,6 +207,8 @@ static int prepare_callbacks(future_t *f)
         return 0;
     if (loop_is_closed(f->loop))
         return loop_fail(f->loop, EINVAL, "Event loop is closed");
+    if (loop_check_thread(f->loop) < 0) /* chapter 10: debug mode */
+        return -1;
     size_t n = 0;
     done_callback_t *cb;
     for (cb = f->callbacks; cb != NULL; cb = cb->next, n++) {
@@ -362,6 +364,8 @@ handle_t *loop_call_soon_owned(loop_t *loop, loop_callback fn, void *arg,
         loop_fail(loop, EINVAL, "Event loop is closed");
         return NULL;
     }
+    if (loop_check_thread(loop) < 0) /* chapter 10: debug mode */
+        return NULL;
     handle_t *handle = loop_new_handle(loop, fn, arg);
     if (handle == NULL) {
         loop_fail(loop, ENOMEM, "out of memory for a handle");

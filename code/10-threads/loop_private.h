@@ -46,6 +46,9 @@ loop_signals_t *loop_signals(loop_t *loop);
 
 /* fail() of loop.c: the message in loop_error(), errno = err, returns -1. */
 int loop_fail(loop_t *loop, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Chapter 10: debug mode's thread check (loop.c's check_thread): -1, EPERM
+ * and its message when a thread other than the one running the loop calls. */
+int loop_check_thread(loop_t *loop);
 
 /* What handle_repr() and the messages need to know of a handle. */
 typedef struct handle_info {

@@ -8,6 +8,7 @@
 #include "future_private.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,10 @@
 static void task_step_cb(loop_t *loop, void *arg);
 static void task_wakeup(loop_t *loop, future_t *fut, void *arg);
 
-/* _task_name_counter: every task this process made, as CPython counts. */
-static unsigned long task_name_counter;
+/* _task_name_counter: every task this process made, as CPython counts.
+ * Chapter 10: loops run in several threads at once, each making tasks, so
+ * the counter is atomic (CPython's is itertools.count under the GIL). */
+static _Atomic unsigned long task_name_counter;
 
 static void task_release_arg(void *task)
 {
@@ -52,9 +55,17 @@ task_t *task_new(loop_t *loop, coro_t *coro, const char *name)
         loop_fail(loop, EINVAL, "Event loop is closed");
         return NULL;
     }
+    /* Chapter 10: debug mode refuses another thread here, before the task
+     * touches the loop (CPython's refusal comes from the call_soon below). */
+    if (loop_check_thread(loop) < 0) {
+        release_chain(coro);
+        return NULL;
+    }
     char numbered[32];
+    unsigned long number = 0;
     if (name == NULL) { /* f'Task-{_task_name_counter()}' */
-        snprintf(numbered, sizeof numbered, "Task-%lu", task_name_counter + 1);
+        number = atomic_fetch_add(&task_name_counter, 1) + 1;
+        snprintf(numbered, sizeof numbered, "Task-%lu", number);
         name = numbered;
     }
     task_t *t = malloc(sizeof *t);
@@ -83,8 +94,6 @@ task_t *task_new(loop_t *loop, coro_t *coro, const char *name)
         errno = err;
         return NULL;
     }
-    if (name == numbered)
-        task_name_counter++;
     return t;
 }
 

@@ -1602,6 +1602,70 @@ START_TEST(no_debug_mode_no_thread_check)
 }
 END_TEST
 
+/* l3.set_debug(True); a callback of the loop starts a thread that calls
+ * l3.create_task(c()) -> RuntimeError Non-thread-safe operation invoked on
+ * an event loop other than the current one (Task.__init__'s call_soon
+ * checks), and asyncio.all_tasks(l3) stays empty: the task never existed.
+ * CPython leaves the coroutine to the garbage collector ("never awaited");
+ * here it is released at once.  The message is the refused thread's: the
+ * loop's own loop_error() is not written by another thread. */
+struct other_task {
+    loop_t *loop;
+    task_t *task;
+    int err;
+    char message[200];      /* loop_error() in the refused thread */
+    char loop_message[200]; /* loop_error() in the loop's thread, after */
+    atomic_int released;
+};
+
+static coro_status returns_at_once_step(coro_t *c)
+{
+    CORO_BEGIN(c);
+    CORO_RETURN(c, NULL);
+    CORO_END(c);
+}
+
+static void *create_task_from_other_thread(void *arg)
+{
+    struct other_task *ot = arg;
+    frame_t *f = frame_new(returns_at_once_step, "c");
+    f->released = &ot->released;
+    errno = 0;
+    ot->task = loop_create_task(ot->loop, &f->coro);
+    ot->err = errno;
+    snprintf(ot->message, sizeof ot->message, "%s", loop_error(ot->loop));
+    return NULL;
+}
+
+static void create_task_from_other_thread_cb(loop_t *loop, void *arg)
+{
+    struct other_task *ot = arg;
+    ot->loop = loop;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, create_task_from_other_thread, ot), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0); /* the loop's thread waits here */
+    snprintf(ot->loop_message, sizeof ot->loop_message, "%s", loop_error(loop));
+    loop_stop(loop);
+}
+
+START_TEST(debug_mode_refuses_create_task_from_another_thread)
+{
+    loop_t *loop = new_loop();
+    loop_set_debug(loop, 1);
+    struct other_task ot = {0};
+    ck_assert_ptr_nonnull(loop_call_soon(loop, create_task_from_other_thread_cb, &ot));
+    ck_assert_int_eq(loop_run_forever(loop), 0);
+    ck_assert_ptr_null(ot.task);
+    ck_assert_int_eq(ot.err, EPERM);
+    ck_assert_str_eq(ot.message,
+                     "Non-thread-safe operation invoked on an event loop other than the current one");
+    ck_assert_str_eq(ot.loop_message, "");
+    ck_assert_int_eq(atomic_load(&ot.released), 1);
+    ck_assert_uint_eq(loop_all_tasks(loop, NULL, 0), 0);
+    close_and_free(loop);
+}
+END_TEST
+
 /* ==================================================================== OOM */
 
 /* executor_submit with its Nth allocation failing, for every N until one
@@ -1796,6 +1860,7 @@ static Suite *executor_suite(void)
     tcase_add_test(tc, run_coroutine_threadsafe_loop_closed_before_callback);
     tcase_add_test(tc, debug_mode_refuses_call_soon_from_another_thread);
     tcase_add_test(tc, no_debug_mode_no_thread_check);
+    tcase_add_test(tc, debug_mode_refuses_create_task_from_another_thread);
     suite_add_tcase(s, tc);
     tc = tcase_create("oom");
     tcase_add_test(tc, oom_executor_submit);

@@ -128,13 +128,36 @@ struct loop {
 };
 /* @end struct */
 
+/* Chapter 10: loop->error belongs to the loop's thread, which may be
+ * writing it at any moment while the loop runs.  A refusal made to another
+ * thread then (debug mode's thread check) goes into that thread's own
+ * buffer, and loop_error() called from that thread returns it, until the
+ * next error of the same loop in the same thread. */
+static _Thread_local char thread_token; /* defined with check_thread */
+static _Thread_local char foreign_error[160];
+static _Thread_local const loop_t *foreign_loop;
+
+static int vfail(loop_t *loop, int err, const char *fmt, va_list ap)
+{
+    const void *id = atomic_load(&loop->thread_id);
+    if (id != NULL && id != &thread_token) {
+        vsnprintf(foreign_error, sizeof foreign_error, fmt, ap);
+        foreign_loop = loop;
+    } else {
+        vsnprintf(loop->error, sizeof loop->error, fmt, ap);
+        if (foreign_loop == loop)
+            foreign_loop = NULL;
+    }
+    errno = err;
+    return -1;
+}
+
 static int fail(loop_t *loop, int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(loop->error, sizeof loop->error, fmt, ap);
+    vfail(loop, err, fmt, ap);
     va_end(ap);
-    errno = err;
     return -1;
 }
 
@@ -142,9 +165,8 @@ int loop_fail(loop_t *loop, int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(loop->error, sizeof loop->error, fmt, ap);
+    vfail(loop, err, fmt, ap);
     va_end(ap);
-    errno = err;
     return -1;
 }
 
@@ -262,6 +284,8 @@ int loop_set_time(loop_t *loop, double now)
 
 const char *loop_error(const loop_t *loop)
 {
+    if (foreign_loop == loop) /* chapter 10: this thread's refusal (vfail) */
+        return foreign_error;
     return loop->error;
 }
 
@@ -598,6 +622,14 @@ static int check_thread(loop_t *loop)
                              "the current one");
 }
 /* @end check_thread */
+
+/* The same check for future.c and gather.c, whose callbacks CPython
+ * schedules with loop.call_soon (a task's steps, a future's done
+ * callbacks): in debug mode, create_task from another thread is refused. */
+int loop_check_thread(loop_t *loop)
+{
+    return check_thread(loop);
+}
 
 /* @region call_soon */
 handle_t *loop_call_soon(loop_t *loop, loop_callback callback, void *arg)
