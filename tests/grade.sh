@@ -102,7 +102,9 @@ fi
 
 # --cheats: each tests/grade/cheats/NN-slug/K-name/ holds a cheat for that
 # exercise (our own code, built without the sandbox from the chapter's
-# handout): its test must fail.
+# handout): its test must fail.  A cheat is kept as FILE.patch, a unified
+# diff against the exercise's starter FILE, so that only the trick is
+# written down, not a second copy of the stage's file.
 if [ "${1:-}" = --cheats ]; then
     tmp=$(mktemp -d) || exit 2
     trap 'rm -rf "$tmp"' EXIT
@@ -110,7 +112,10 @@ if [ "${1:-}" = --cheats ]; then
     for c in tests/grade/cheats/*/*/; do
         c=${c%/}; ex=$(basename "$c"); st=$(basename "$(dirname "$c")")
         rm -rf "$tmp/h" && mkdir "$tmp/h" && tests/handout.sh "$(stage_num "$st")" "$tmp/h.tgz" >/dev/null &&
-            tar xzf "$tmp/h.tgz" -C "$tmp/h" --strip-components=1 && cp "$c"/* "$tmp/h/code/$st/exercises/$ex/" || exit 2
+            tar xzf "$tmp/h.tgz" -C "$tmp/h" --strip-components=1 || exit 2
+        for p in "$c"/*.patch; do
+            patch -s -p1 -d "$tmp/h/code/$st/exercises/$ex" <"$p" || exit 2
+        done
         (cd "$tmp/h" && BUILD=build && . tests/lib.sh && variant gcc && build_stage "$st" &&
             build_exercise "$st" "$ex" starter && "$OUT/exercises/$st/starter/$ex") >"$tmp/log" 2>&1
         if [ $? -eq 0 ]; then
