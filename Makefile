@@ -27,7 +27,7 @@ all: deps stages book
 # python3-uvloop: make bench's third contender for chapter 09's tasks (its
 # smoke run in make check says "skipped" without it).
 PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
-    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop
+    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop patch
 
 deps:
 	@missing=""; \
