@@ -38,7 +38,7 @@ policy_FROM   := 10
 oom_LDFLAGS   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # check_rounding sees the timeval the loop hands to select().
 rounding_LDFLAGS := -Wl,--wrap=select
-# check_executor has its own malloc/calloc/realloc wrappers (its OOM tests:
+# check_executor uses tests/support/failalloc.h too (its OOM tests:
 # a failed allocation in submit / run_in_executor / run_coroutine_threadsafe
 # loses nothing that was accepted).
 executor_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc

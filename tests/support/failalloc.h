@@ -16,7 +16,9 @@
  *     failalloc_count                 allocations since failalloc_arm()
  *     failalloc_failed                how many of them failed
  *
- * A failed allocation returns NULL with errno ENOMEM, as malloc does. */
+ * A failed allocation returns NULL with errno ENOMEM, as malloc does.
+ * The count is per thread (chapter 10's suites run pools): arming it fails
+ * the Nth allocation of the thread that armed it, never another thread's. */
 #ifndef TESTS_SUPPORT_FAILALLOC_H
 #define TESTS_SUPPORT_FAILALLOC_H
 
@@ -30,10 +32,10 @@ void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t nmemb, size_t size);
 void *__wrap_realloc(void *ptr, size_t size);
 
-static long failalloc_count;
-static long failalloc_at;        /* 0: never fail */
-static int failalloc_persistent; /* fail every allocation after the Nth too */
-static long failalloc_failed;
+static _Thread_local long failalloc_count;
+static _Thread_local long failalloc_at;        /* 0: never fail */
+static _Thread_local int failalloc_persistent; /* fail every allocation after the Nth too */
+static _Thread_local long failalloc_failed;
 
 static inline void failalloc_arm(long n, int persistent)
 {

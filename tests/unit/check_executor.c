@@ -31,12 +31,11 @@
  * "running" mean what they say when the test acts.  No test sleeps to
  * order events, except where a timeout itself is the rule under test.
  *
- * OOM: this file has its own allocation wrappers (not failalloc.h, whose
- * counters are shared by every thread): they count and fail only in the
- * thread that armed them, so a worker's allocations never fail by accident.
- * They need the link flags -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
- * (executor_LDFLAGS in tests/suites.mk); without them the OOM tests fail
- * and say so.
+ * OOM: tests/support/failalloc.h, whose count is per thread: it fails
+ * only in the thread that armed it, so a worker's allocations never fail
+ * by accident.  It needs the link flags
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (executor_LDFLAGS in
+ * tests/suites.mk).
  *
  * Build (from the top of the repository):
  *   cc -std=c11 -I code/10-threads -I tests/support tests/unit/check_executor.c \
@@ -60,60 +59,13 @@
 
 #include "check_main.h"
 
-/* ---- allocation failure, per thread ---------------------------------------- */
+/* ---- allocation failure ----------------------------------------------------- */
 
-/* Weak: without --wrap these stay NULL and the OOM tests say so. */
-extern void *__real_malloc(size_t size) __attribute__((weak));
-extern void *__real_calloc(size_t nmemb, size_t size) __attribute__((weak));
-extern void *__real_realloc(void *ptr, size_t size) __attribute__((weak));
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t nmemb, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-
-static _Thread_local long fail_at;    /* 0: never fail */
-static _Thread_local long fail_count; /* allocations since fail_arm() */
-static _Thread_local long fail_failed;
-
-static void fail_arm(long n)
-{
-    fail_count = 0;
-    fail_failed = 0;
-    fail_at = n;
-}
-
-static void fail_disarm(void)
-{
-    fail_at = 0;
-}
-
-static int fail_now(void)
-{
-    if (fail_at > 0 && ++fail_count == fail_at) {
-        fail_failed++;
-        errno = ENOMEM;
-        return 1;
-    }
-    return 0;
-}
-
-void *__wrap_malloc(size_t size)
-{
-    return fail_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t nmemb, size_t size)
-{
-    return fail_now() ? NULL : __real_calloc(nmemb, size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-    return fail_now() ? NULL : __real_realloc(ptr, size);
-}
-
-#define ck_assert_wrapped()                                                            \
-    ck_assert_msg(__real_malloc != NULL, "the OOM tests need executor_LDFLAGS := "     \
-                  "-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc in tests/suites.mk")
+/* tests/support/failalloc.h: its count is per thread, so arming it here
+ * fails the Nth allocation of this thread only, never one of a pool
+ * worker's or of the loop's thread (which would make the refusal land
+ * somewhere the test does not look). */
+#include "failalloc.h"
 
 /* ---- time, the gate, the jobs ---------------------------------------------- */
 
@@ -1673,19 +1625,18 @@ END_TEST
  * nothing of it runs; each accepted job runs once. */
 START_TEST(oom_executor_submit)
 {
-    ck_assert_wrapped();
     reset();
     executor_t *ex = executor_new(1, "p");
     ck_assert_ptr_nonnull(ex);
     cfuture_t *accepted[200];
     int ids[200], n = 0;
     for (long k = 1; k < 200; k++) {
-        fail_arm(k);
+        failalloc_arm(k, 0);
         errno = 0;
         cfuture_t *f = executor_submit(ex, job_value, ID(k));
         int err = errno;
-        long failed = fail_failed;
-        fail_disarm();
+        long failed = failalloc_failed;
+        failalloc_disarm();
         if (f == NULL) {
             ck_assert_msg(err == ENOMEM || err == EAGAIN, "allocation %ld: errno %d", k, err);
             continue;
@@ -1716,7 +1667,6 @@ END_TEST
  * opens); an accepted one delivers its result to the loop. */
 START_TEST(oom_run_in_executor)
 {
-    ck_assert_wrapped();
     reset();
     loop_t *loop = new_loop();
     executor_t *ex = executor_new(1, "p");
@@ -1725,12 +1675,12 @@ START_TEST(oom_run_in_executor)
     future_t *accepted[200];
     int ids[200], n = 0;
     for (long k = 1; k < 200; k++) {
-        fail_arm(k);
+        failalloc_arm(k, 0);
         errno = 0;
         future_t *f = loop_run_in_executor(loop, ex, job_value, ID(k));
         int err = errno;
-        long failed = fail_failed;
-        fail_disarm();
+        long failed = failalloc_failed;
+        failalloc_disarm();
         if (f == NULL) {
             ck_assert_msg(err == ENOMEM || err == EAGAIN, "allocation %ld: errno %d", k, err);
             continue;
@@ -1768,19 +1718,18 @@ END_TEST
  * runs once and its cfuture gets the result. */
 START_TEST(oom_run_coroutine_threadsafe)
 {
-    ck_assert_wrapped();
     loop_t *loop = new_loop();
     atomic_int released = 0;
     cfuture_t *accepted[200];
     int n = 0, refused = 0;
     for (long k = 1; k < 200; k++) {
         frame_t *c = sleeper(0, &released, NULL);
-        fail_arm(k);
+        failalloc_arm(k, 0);
         errno = 0;
         cfuture_t *f = loop_run_coroutine_threadsafe(loop, &c->coro);
         int err = errno;
-        long failed = fail_failed;
-        fail_disarm();
+        long failed = failalloc_failed;
+        failalloc_disarm();
         if (f == NULL) {
             ck_assert_msg(err == ENOMEM, "allocation %ld: errno %d", k, err);
             /* not released by the refusal: only by this test, once per earlier refusal */
