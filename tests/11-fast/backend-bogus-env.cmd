@@ -1,0 +1,1 @@
+env LOOP_BACKEND=bogus ./trace ../../tests/11-fast/threadsafe.scn

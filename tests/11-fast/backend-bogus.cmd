@@ -1,0 +1,1 @@
+./trace --backend=bogus ../../tests/11-fast/threadsafe.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/conformance/scenarios/article004-9.5-blocking.scn

@@ -1,0 +1,1 @@
+./demo_echo --backend=select

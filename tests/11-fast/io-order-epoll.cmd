@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/11-fast/io-order.scn

@@ -1,0 +1,1 @@
+./trace --backend=poll ../../tests/11-fast/io-order.scn

@@ -1,0 +1,1 @@
+./trace --backend=select ../../tests/11-fast/io-order.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/conformance/scenarios/lifecycle.scn

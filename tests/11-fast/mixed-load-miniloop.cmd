@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/11-fast/mixed-load.scn

@@ -1,0 +1,1 @@
+./trace ../../tests/11-fast/nested-soon.scn

@@ -1,0 +1,1 @@
+./trace --rules=miniloop ../../tests/11-fast/ordering.scn

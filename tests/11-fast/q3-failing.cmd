@@ -1,0 +1,1 @@
+./trace ../../tests/conformance/scenarios/article004-q3-failing.scn

@@ -1,0 +1,1 @@
+./demo_safe_close

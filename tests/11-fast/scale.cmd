@@ -1,0 +1,1 @@
+env /usr/bin/python3 ../../tests/03-timer-heap/scale.py ./trace

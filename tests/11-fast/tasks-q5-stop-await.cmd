@@ -1,0 +1,1 @@
+./trace ../../tests/conformance/scenarios/tasks-q5-stop-await.scn

@@ -1,0 +1,1 @@
+./trace --backend=epoll ../../tests/11-fast/threadsafe.scn
