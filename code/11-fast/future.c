@@ -118,7 +118,7 @@ static void future_free(future_t *f)
         char message[96];
         snprintf(message, sizeof message, "%s exception was never retrieved", f->class_name);
         f->log_traceback = false;
-        report(f, message, &f->exception, false);
+        report(f, message, f->exception, false);
     }
     if (--f->refs > 0)
         return; /* resurrected */
@@ -129,6 +129,8 @@ static void future_free(future_t *f)
         gather_destroy((gathering_future_t *)f);
     if (f->loop != NULL)
         unlink_future(f);
+    free(f->exception);
+    free(f->cancel_message);
     free(f);
 }
 
@@ -412,10 +414,16 @@ int future_base_set_exception(future_t *f, const loop_exception_t *error)
     if (strcmp(error->type, "StopIteration") == 0)
         return loop_fail(f->loop, EINVAL, "StopIteration interacts badly with generators "
                                           "and cannot be raised into a Future");
-    if (prepare_callbacks(f) < 0)
+    /* Chapter 11: the exception's storage, made before anything changes. */
+    loop_exception_t *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return loop_fail(f->loop, ENOMEM, "out of memory for an exception");
+    if (prepare_callbacks(f) < 0) {
+        free(copy);
         return -1;
-    f->exception = *error;
-    f->has_exception = true;
+    }
+    *copy = *error;
+    f->exception = copy;
     f->state = FUTURE_FINISHED;
     commit_callbacks(f);
     f->log_traceback = true;
@@ -453,19 +461,44 @@ int future_fail(future_t *f, const char *type, const char *fmt, ...)
     return future_set_exception(f, &error);
 }
 
+/* Chapter 11: _cancel_message's storage, made only for a message.  *out
+ * is a copy of msg, as long as a loop_exception_t's message can carry, or
+ * NULL for None; -1 (ENOMEM) if it cannot be made. */
+int cancel_message_dup(loop_t *loop, const char *msg, char **out)
+{
+    *out = NULL;
+    if (msg == NULL)
+        return 0;
+    size_t n = strnlen(msg, LOOP_EXCEPTION_MESSAGE_MAX - 1);
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+        return loop_fail(loop, ENOMEM, "out of memory for a cancel message");
+    memcpy(copy, msg, n);
+    copy[n] = '\0';
+    *out = copy;
+    return 0;
+}
+
 int future_base_cancel(future_t *f, const char *msg)
 {
     f->log_traceback = false;
     if (f->state != FUTURE_PENDING)
         return 0;
-    if (prepare_callbacks(f) < 0)
-        return -1;
-    f->state = FUTURE_CANCELLED;
-    f->has_cancel_message = msg != NULL;
     /* A task passes its own _cancel_message (super().cancel(msg=
-     * self._cancel_message)): the same buffer, not to be copied onto itself. */
-    if (msg != f->cancel_message)
-        snprintf(f->cancel_message, sizeof f->cancel_message, "%s", msg != NULL ? msg : "");
+     * self._cancel_message)): the same string, kept as it is. */
+    char *message = f->cancel_message;
+    if (msg != f->cancel_message && cancel_message_dup(f->loop, msg, &message) < 0)
+        return -1;
+    if (prepare_callbacks(f) < 0) {
+        if (message != f->cancel_message)
+            free(message);
+        return -1;
+    }
+    if (message != f->cancel_message) {
+        free(f->cancel_message);
+        f->cancel_message = message;
+    }
+    f->state = FUTURE_CANCELLED;
     commit_callbacks(f);
     return 1;
 }
@@ -490,12 +523,12 @@ int future_cancel(future_t *f, const char *msg)
  * message. */
 void future_make_cancelled_error(future_t *f, loop_exception_t *error)
 {
-    if (f->has_cancelled_exc) {
-        *error = f->cancelled_exc;
-        f->has_cancelled_exc = false;
+    if (f->cancelled_exc != NULL) {
+        *error = *f->cancelled_exc;
+        f->cancelled_exc = NULL;
         return;
     }
-    exception_set(error, "CancelledError", f->has_cancel_message ? f->cancel_message : "");
+    exception_set(error, "CancelledError", f->cancel_message != NULL ? f->cancel_message : "");
 }
 
 int future_result(future_t *f, void **value, loop_exception_t *error)
@@ -518,8 +551,8 @@ int future_result(future_t *f, void **value, loop_exception_t *error)
         return -1;
     }
     f->log_traceback = false;
-    if (f->has_exception) {
-        *error = f->exception;
+    if (f->exception != NULL) {
+        *error = *f->exception;
         return -1;
     }
     if (value != NULL)
@@ -547,8 +580,8 @@ int future_exception(future_t *f, loop_exception_t *error)
         return -1;
     }
     f->log_traceback = false;
-    if (f->has_exception) {
-        *error = f->exception;
+    if (f->exception != NULL) {
+        *error = *f->exception;
         return 1;
     }
     return 0;

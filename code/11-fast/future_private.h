@@ -42,13 +42,16 @@ struct future {
     const char *class_name;   /* "Future", "Task", "_GatheringFuture": reprs, messages */
     future_state state;       /* _state */
     void *result;             /* _result */
-    bool has_exception;       /* _exception is not None */
-    loop_exception_t exception;
+    /* Chapter 11: what only an error needs lives out of line, allocated
+     * when there is one (NULL: Python's None).  Most futures finish with a
+     * result and are never cancelled with a message: they carry three
+     * pointers, not 544 bytes of buffers to clear at every creation. */
+    loop_exception_t *exception;    /* _exception (owned) */
     bool log_traceback;       /* __log_traceback: an error nobody retrieved yet */
-    bool has_cancel_message;  /* _cancel_message */
-    char cancel_message[LOOP_EXCEPTION_MESSAGE_MAX];
-    bool has_cancelled_exc;   /* _cancelled_exc: the CancelledError that left */
-    loop_exception_t cancelled_exc; /*   a task's coroutine (raised once more) */
+    char *cancel_message;     /* _cancel_message (owned) */
+    const loop_exception_t *cancelled_exc; /* _cancelled_exc: the CancelledError that */
+                              /*   left a task's coroutine (raised once more); it is */
+                              /*   the finished coroutine's own c->error, not a copy */
     done_callback_t *callbacks, *callbacks_tail; /* _callbacks, in order */
     future_t *prev, *next;    /* the loop's list of live futures (loop_tasks_t) */
     const void *mark;         /* gather(): "seen already", for one call */
@@ -62,8 +65,8 @@ struct task {
     bool must_cancel;         /* _must_cancel */
     unsigned num_cancels_requested; /* _num_cancels_requested */
     bool log_destroy_pending; /* _log_destroy_pending */
-    bool step_throws;         /* the scheduled step throws step_error in: */
-    loop_exception_t step_error; /*   call_soon(self.__step, exc) */
+    loop_exception_t *step_error; /* call_soon(self.__step, exc): the scheduled */
+                              /*   step throws it in (owned; NULL: send(None)) */
 };
 
 typedef struct gathering_future {
@@ -87,6 +90,8 @@ bool future_check(const future_t *f); /* its loop still exists; errno EINVAL if 
 int future_base_set_result(future_t *f, void *value);
 int future_base_set_exception(future_t *f, const loop_exception_t *error);
 int future_base_cancel(future_t *f, const char *msg);
+/* Chapter 11: a cancel message's own copy (NULL for NULL); -1 ENOMEM. */
+int cancel_message_dup(loop_t *loop, const char *msg, char **out);
 void future_make_cancelled_error(future_t *f, loop_exception_t *error);
 
 /* add_done_callback, with an arg the entry owns (release(arg) when the

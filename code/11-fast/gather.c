@@ -68,7 +68,7 @@ static void gather_done_callback(loop_t *loop, future_t *fut, void *arg)
             if (future_cancelled(child)) {
                 item->failed = 1;
                 exception_set(&item->error, "CancelledError",
-                              child->has_cancel_message ? child->cancel_message : "");
+                              child->cancel_message != NULL ? child->cancel_message : "");
             } else if (future_exception(child, &item->error) == 1) {
                 item->failed = 1;
             } else {

@@ -88,8 +88,8 @@ void future_repr_parts(const future_t *f, char *state, size_t state_size, char *
     outcome[0] = '\0';
     if (f->state == FUTURE_FINISHED) {
         char value[256];
-        if (f->has_exception) {
-            exception_repr(&f->exception, value, sizeof value);
+        if (f->exception != NULL) {
+            exception_repr(f->exception, value, sizeof value);
             snprintf(outcome, outcome_size, "exception=%s", value);
         } else {
             if (f->kind == FUTURE_KIND_GATHER)

@@ -83,7 +83,7 @@ task_t *task_new(loop_t *loop, coro_t *coro, const char *name)
     t->fut_waiter = NULL;
     t->must_cancel = false;
     t->num_cancels_requested = 0;
-    t->step_throws = false;
+    t->step_error = NULL;
     t->log_destroy_pending = true;
     future_retain(&t->future); /* the step's handle holds the task */
     if (loop_call_soon_owned(loop, task_step_cb, t, task_release_arg) == NULL) {
@@ -195,17 +195,24 @@ static coro_status task_drive(task_t *t, const loop_exception_t *thrown, coro_t 
 /* @end drive */
 
 /* call_soon(self.__step, exc): the next step, throwing exc in if not NULL.
- * A task has at most one step scheduled, so the error waits in the task. */
+ * A task has at most one step scheduled, so the error waits in the task
+ * (chapter 11: in a copy made for it; a step that sends None needs none). */
 static int schedule_step(task_t *t, const loop_exception_t *exc)
 {
-    t->step_throws = exc != NULL;
-    if (exc != NULL)
-        t->step_error = *exc;
+    loop_exception_t *copy = NULL;
+    if (exc != NULL) {
+        copy = malloc(sizeof *copy);
+        if (copy == NULL)
+            return loop_fail(t->future.loop, ENOMEM, "out of memory for an exception");
+        *copy = *exc;
+    }
     future_retain(&t->future);
     if (loop_call_soon_owned(t->future.loop, task_step_cb, t, task_release_arg) == NULL) {
         t->future.refs--; /* not scheduled: no handle holds it */
+        free(copy);
         return -1;
     }
+    t->step_error = copy;
     return 0;
 }
 
@@ -275,7 +282,7 @@ static void task_step(task_t *t, const loop_exception_t *exc_in)
         int rc;
         if (t->must_cancel) {
             t->must_cancel = false;
-            rc = future_base_cancel(f, f->has_cancel_message ? f->cancel_message : NULL);
+            rc = future_base_cancel(f, f->cancel_message);
         } else {
             rc = future_base_set_result(f, t->coro->value);
         }
@@ -287,9 +294,10 @@ static void task_step(task_t *t, const loop_exception_t *exc_in)
         if (is_type(&error, "CancelledError")) {
             /* except exceptions.CancelledError as exc:
              *     self._cancelled_exc = exc
-             *     super().cancel()  # I.e., Future.cancel(self). */
-            f->cancelled_exc = error;
-            f->has_cancelled_exc = true;
+             *     super().cancel()  # I.e., Future.cancel(self).
+             * (The exception stays where it is, in the finished coroutine,
+             * which the task keeps until it is freed.) */
+            f->cancelled_exc = &t->coro->error;
             rc = future_base_cancel(f, NULL);
         } else {
             /* except (KeyboardInterrupt, SystemExit) as exc:
@@ -342,7 +350,7 @@ static void task_step(task_t *t, const loop_exception_t *exc_in)
                 future_retain(result);
                 t->fut_waiter = result;
                 if (t->must_cancel &&
-                    future_cancel(result, f->has_cancel_message ? f->cancel_message : NULL) == 1)
+                    future_cancel(result, f->cancel_message) == 1)
                     t->must_cancel = false;
             }
         }
@@ -364,9 +372,10 @@ static void task_step_cb(loop_t *loop, void *arg)
 {
     (void)loop;
     task_t *t = arg;
-    if (t->step_throws) {
-        loop_exception_t exc = t->step_error;
-        t->step_throws = false;
+    if (t->step_error != NULL) {
+        loop_exception_t exc = *t->step_error;
+        free(t->step_error);
+        t->step_error = NULL;
         task_step(t, &exc);
     } else {
         task_step(t, NULL);
@@ -431,9 +440,14 @@ int task_cancel(task_t *t, const char *msg)
     }
     /* self._must_cancel = True
      * self._cancel_message = msg */
+    char *message;
+    if (cancel_message_dup(f->loop, msg, &message) < 0) { /* out of memory */
+        t->num_cancels_requested--;
+        return -1;
+    }
     t->must_cancel = true;
-    f->has_cancel_message = msg != NULL;
-    snprintf(f->cancel_message, sizeof f->cancel_message, "%s", msg != NULL ? msg : "");
+    free(f->cancel_message);
+    f->cancel_message = message;
     return 1;
 }
 
@@ -564,8 +578,11 @@ void task_finalize(task_t *t)
 
 void task_destroy(task_t *t)
 {
+    free(t->step_error);
+    t->step_error = NULL;
     future_release(t->fut_waiter);
     t->fut_waiter = NULL;
+    t->future.cancelled_exc = NULL; /* it lived in the coroutine */
     release_chain(t->coro);
     t->coro = NULL;
     free(t->name);
