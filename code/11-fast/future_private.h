@@ -57,10 +57,14 @@ struct future {
     const void *mark;         /* gather(): "seen already", for one call */
 };
 
+/* Chapter 11: room for "Task-" and the 20 digits of 2^64 - 1. */
+enum { TASK_NAME_MAX = sizeof "Task-18446744073709551615" };
+
 struct task {
     future_t future;          /* first: a task_t * is a future_t * */
     coro_t *coro;             /* _coro, owned */
-    char *name;               /* _name */
+    char *name;               /* _name: default_name, or a copy of its own */
+    char default_name[TASK_NAME_MAX]; /* "Task-N" (chapter 11: no malloc for it) */
     future_t *fut_waiter;     /* _fut_waiter, one reference, or NULL */
     bool must_cancel;         /* _must_cancel */
     unsigned num_cancels_requested; /* _num_cancels_requested */

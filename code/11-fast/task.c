@@ -44,8 +44,6 @@ static void release_chain(coro_t *c)
  * by hand.  Chapter 11: snprintf parses its format at every call, and the
  * profile of `create` found it the largest single cost of a task (770
  * instructions of 3,950).  buf holds TASK_NAME_MAX bytes. */
-enum { TASK_NAME_MAX = sizeof "Task-18446744073709551615" };
-
 static void task_default_name(char *buf, unsigned long number)
 {
     char digits[20]; /* 2^64 - 1 has 20 */
@@ -83,23 +81,25 @@ task_t *task_new(loop_t *loop, coro_t *coro, const char *name)
         release_chain(coro);
         return NULL;
     }
-    char numbered[TASK_NAME_MAX];
-    if (name == NULL) { /* f'Task-{_task_name_counter()}' */
-        task_default_name(numbered, atomic_fetch_add(&task_name_counter, 1) + 1);
-        name = numbered;
-    }
+    /* Chapter 11: the default name lives in the task (t->default_name);
+     * only a name the caller gives is copied to memory of its own. */
     task_t *t = malloc(sizeof *t);
-    char *copy = malloc(strlen(name) + 1);
-    if (t == NULL || copy == NULL) {
+    char *copy = name != NULL ? malloc(strlen(name) + 1) : NULL;
+    if (t == NULL || (name != NULL && copy == NULL)) {
         free(t);
         free(copy);
         release_chain(coro);
         loop_fail(loop, ENOMEM, "out of memory for a task");
         return NULL;
     }
+    if (name == NULL) { /* f'Task-{_task_name_counter()}' */
+        task_default_name(t->default_name, atomic_fetch_add(&task_name_counter, 1) + 1);
+        t->name = t->default_name;
+    } else {
+        t->name = strcpy(copy, name);
+    }
     future_init(&t->future, loop, FUTURE_KIND_TASK, "Task");
     t->coro = coro;
-    t->name = strcpy(copy, name);
     t->fut_waiter = NULL;
     t->must_cancel = false;
     t->num_cancels_requested = 0;
@@ -524,7 +524,8 @@ int task_set_name(task_t *t, const char *name)
         return -1;
     }
     strcpy(copy, name); /* before the free: name may be the old name itself */
-    free(t->name);
+    if (t->name != t->default_name)
+        free(t->name);
     t->name = copy;
     return 0;
 }
@@ -605,7 +606,8 @@ void task_destroy(task_t *t)
     t->future.cancelled_exc = NULL; /* it lived in the coroutine */
     release_chain(t->coro);
     t->coro = NULL;
-    free(t->name);
+    if (t->name != t->default_name)
+        free(t->name);
     t->name = NULL;
 }
 
