@@ -51,6 +51,10 @@ one that rounds to 0 (d_i < 0.5 ms, about 500 of a million) into call_soon,
 whose Handle has no deadline: those run in the loop's first turns, after
 the timers already due, unchecked for order but counted.
 
+The garbage collector stays on, as in any asyncio program: while a million
+handles are pending, the full collections it triggers cost about 1 us of
+asyncio's ~2.2 us per call_later (measured with gc.disable(), not used here).
+
 versions() and the usage text repeat tasks_peer.py's few lines on purpose:
 importing tasks_peer would work, but ties two programs of two chapters
 together for ten lines.
