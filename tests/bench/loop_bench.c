@@ -50,7 +50,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -91,10 +90,8 @@ typedef struct result {
 static struct {
     long n;             /* the N of the command line */
     long count;         /* callbacks run, timers fired, round trips... */
-    long expected;      /* the count at which the loop is stopped */
     long errors;        /* failed checks */
     const double *when; /* timers: each timer's deadline */
-    bool cancel_odd;    /* churn_half: the odd timers were cancelled */
     double last;        /* timers: the deadline of the previous firing */
     int ends[2];        /* pingpong: the socketpair, end A and end B */
 } bench;
@@ -297,8 +294,7 @@ static double *make_delays(long n)
 /* A timer fired: its arg is its index.  It checks its deadline against the
  * previous one's: not the d_i, because the loop reads the clock at every
  * call (as CPython does), and scheduling a million timers takes long
- * enough that a late small delay rightly fires after an early large one.
- * In churn_half the odd timers were cancelled and must not fire. */
+ * enough that a late small delay rightly fires after an early large one. */
 static void timer_fired(loop_t *loop, void *arg)
 {
     long i = (long)(uintptr_t)arg;
@@ -306,57 +302,34 @@ static void timer_fired(loop_t *loop, void *arg)
     if (when < bench.last - TOLERANCE && bench.errors++ == 0)
         fprintf(stderr, "timer %ld (deadline %.6f) fired after one at %.6f\n", i, when,
                 bench.last);
-    if (bench.cancel_odd && i % 2 == 1 && bench.errors++ == 0)
-        fprintf(stderr, "timer %ld fired though cancelled\n", i);
     bench.last = when;
-    if (++bench.count == bench.expected)
+    if (++bench.count == bench.n)
         loop_stop(loop);
 }
 
-/* Schedule the N timers, each at now + d_i: loop_call_later(d_i) is exactly
+/* Each timer at now + d_i: loop_call_later(d_i) is exactly
  * loop_call_at(loop_time() + d_i) (loop.h), spelled out here so that the
- * check knows each deadline.  With cancel_odd (churn_half), the odd ones
- * are cancelled once all are scheduled, through the borrowed pointers
- * loop_call_at returned: no callback has run yet, so they are all valid.
- * Then the loop runs until the expected timers fired. */
-static double fire_timers(long n, bool cancel_odd)
+ * check knows each deadline. */
+static result_t timers(long n)
 {
     double *delay = make_delays(n);
     double *when = prefaulted(n, sizeof *when);
-    handle_t **handle = cancel_odd ? prefaulted(n, sizeof *handle) : NULL;
     bench.when = when;
-    bench.cancel_odd = cancel_odd;
-    bench.expected = cancel_odd ? (n + 1) / 2 : n;
     bench.last = -1.0;
     loop_t *loop = new_loop();
 
     double t0 = cpu_ns();
     for (long i = 0; i < n; i++) {
         when[i] = loop_time(loop) + delay[i];
-        handle_t *h = loop_call_at(loop, when[i], timer_fired, (void *)(uintptr_t)i);
-        if (h == NULL)
+        if (loop_call_at(loop, when[i], timer_fired, (void *)(uintptr_t)i) == NULL)
             die_loop(loop, "loop_call_at");
-        if (cancel_odd)
-            handle[i] = h;
     }
-#if STAGE >= 5
-    if (cancel_odd)
-        for (long i = 1; i < n; i += 2)
-            handle_cancel(handle[i]);
-#endif
     run(loop);
     double elapsed = cpu_ns() - t0;
 
     close_loop(loop);
-    free(handle);
     free(when);
     free(delay);
-    return elapsed;
-}
-
-static result_t timers(long n)
-{
-    double elapsed = fire_timers(n, false);
     return (result_t){bench.count, elapsed / (double)n};
 }
 
@@ -451,9 +424,40 @@ static result_t churn(long n)
     return (result_t){n, elapsed / (double)n};
 }
 
+/* A timer of churn_half fired: its arg is its index, and the odd ones were
+ * cancelled. */
+static void half_fired(loop_t *loop, void *arg)
+{
+    long i = (long)(uintptr_t)arg;
+    if (i % 2 == 1 && bench.errors++ == 0)
+        fprintf(stderr, "timer %ld fired though cancelled\n", i);
+    if (++bench.count == (bench.n + 1) / 2)
+        loop_stop(loop);
+}
+
+/* The odd timers are cancelled once all are scheduled, through the
+ * borrowed pointers loop_call_later returned, kept in an array: no
+ * callback has run yet, so they are all valid. */
 static result_t churn_half(long n)
 {
-    double elapsed = fire_timers(n, true);
+    double *delay = make_delays(n);
+    handle_t **handle = prefaulted(n, sizeof *handle);
+    loop_t *loop = new_loop();
+
+    double t0 = cpu_ns();
+    for (long i = 0; i < n; i++) {
+        handle[i] = loop_call_later(loop, delay[i], half_fired, (void *)(uintptr_t)i);
+        if (handle[i] == NULL)
+            die_loop(loop, "loop_call_later");
+    }
+    for (long i = 1; i < n; i += 2)
+        handle_cancel(handle[i]);
+    run(loop);
+    double elapsed = cpu_ns() - t0;
+
+    close_loop(loop);
+    free(handle);
+    free(delay);
     return (result_t){bench.count, elapsed / (double)n};
 }
 
@@ -562,7 +566,6 @@ int main(int argc, char **argv)
         return 3;
 
     bench.n = n;
-    bench.expected = n;
     result_t r = w->run(n);
     long expected = strcmp(w->name, "churn_half") == 0 ? (n + 1) / 2 : n;
     if (bench.errors > 0) {
