@@ -66,6 +66,7 @@ void future_init(future_t *f, loop_t *loop, future_kind kind, const char *class_
     f->cancel_message = NULL;
     f->cancelled_exc = NULL;
     f->callbacks = f->callbacks_tail = NULL;
+    f->callback0.fn = NULL; /* its first entry's room is free */
     f->mark = NULL;
     link_future(f); /* sets prev and next */
 }
@@ -201,14 +202,45 @@ const done_callback_t *done_callback_of(loop_callback callback, void *arg)
     return callback == run_done_callback ? arg : NULL;
 }
 
-/* ...and its handle is freed: drop what the entry holds. */
+/* @region callback0 */
+/* Chapter 11: an entry's memory.  The first entry a future takes while its
+ * room is free lives in the future itself (f->callback0, as CPython's
+ * _asyncio.Future keeps fut_callback0): a task awaits one future at a
+ * time, so most futures have one callback and their entry costs no
+ * malloc.  The room is free again when that entry goes. */
+static done_callback_t *done_callback_alloc(future_t *f)
+{
+    if (f->callback0.fn == NULL) {
+        f->callback0.embedded = true;
+        return &f->callback0;
+    }
+    done_callback_t *cb = malloc(sizeof *cb); /* not calloc: see future_init */
+    if (cb != NULL)
+        cb->embedded = false;
+    return cb;
+}
+
+static void done_callback_dispose(done_callback_t *cb)
+{
+    if (cb->embedded)
+        cb->fn = NULL; /* the future's room is free */
+    else
+        free(cb);
+}
+/* @end callback0 */
+
+/* ...and its handle is freed: drop what the entry holds.  The entry goes
+ * first: releasing the future may free it, and the entry with it. */
 static void done_callback_free(void *arg)
 {
     done_callback_t *cb = arg;
-    if (cb->release != NULL)
-        cb->release(cb->arg);
-    future_release(cb->future);
-    free(cb);
+    future_t *f = cb->future;
+    void (*release)(void *) = cb->release;
+    void *cb_arg = cb->arg;
+    done_callback_dispose(cb);
+    if (release != NULL)
+        release(cb_arg);
+    future_release(f);
 }
 
 /* Step one of __schedule_callbacks: a handle for each entry, and room in
@@ -261,7 +293,7 @@ static void commit_callbacks(future_t *f)
 done_callback_t *done_callback_new(future_t *f, future_callback fn, void *arg,
                                    void (*release)(void *arg), const char *name)
 {
-    done_callback_t *cb = malloc(sizeof *cb); /* not calloc: see future_init */
+    done_callback_t *cb = done_callback_alloc(f);
     if (cb == NULL) {
         loop_fail(f->loop, ENOMEM, "out of memory for a done callback");
         return NULL;
@@ -275,13 +307,13 @@ done_callback_t *done_callback_new(future_t *f, future_callback fn, void *arg,
     cb->next = NULL;
     if (f->state != FUTURE_PENDING) { /* it will be scheduled at once */
         if (loop_is_closed(f->loop)) {
-            free(cb);
+            done_callback_dispose(cb);
             loop_fail(f->loop, EINVAL, "Event loop is closed");
             return NULL;
         }
         cb->handle = loop_new_handle(f->loop, run_done_callback, cb);
         if (cb->handle == NULL) {
-            free(cb);
+            done_callback_dispose(cb);
             loop_fail(f->loop, ENOMEM, "out of memory for a done callback");
             return NULL;
         }
@@ -293,7 +325,7 @@ void done_callback_discard(done_callback_t *cb)
 {
     if (cb != NULL) {
         handle_release(cb->handle);
-        free(cb);
+        done_callback_dispose(cb);
     }
 }
 
@@ -347,9 +379,10 @@ size_t future_remove_done_callback(future_t *f, future_callback fn, void *arg)
         done_callback_t *cb = *link;
         if (cb->fn == fn && cb->arg == arg) {
             *link = cb->next;
-            if (cb->release != NULL)
-                cb->release(cb->arg);
-            free(cb);
+            void (*release)(void *) = cb->release;
+            done_callback_dispose(cb);
+            if (release != NULL)
+                release(arg);
             removed++;
         } else {
             f->callbacks_tail = cb;
@@ -365,9 +398,11 @@ void future_clear_callbacks(future_t *f)
     f->callbacks = f->callbacks_tail = NULL;
     while (cb != NULL) {
         done_callback_t *next = cb->next;
-        if (cb->release != NULL)
-            cb->release(cb->arg);
-        free(cb);
+        void (*release)(void *) = cb->release;
+        void *arg = cb->arg;
+        done_callback_dispose(cb);
+        if (release != NULL)
+            release(arg);
         cb = next;
     }
 }

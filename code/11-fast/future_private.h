@@ -31,6 +31,7 @@ typedef struct done_callback {
     future_t *future;           /* once scheduled: the future, one reference */
     handle_t *handle;           /* between prepare and commit (schedule_callbacks) */
     struct done_callback *next;
+    bool embedded;              /* chapter 11: it is its future's callback0, not malloc'd */
 } done_callback_t;
 /* @end done_callback */
 
@@ -53,6 +54,7 @@ struct future {
                               /*   left a task's coroutine (raised once more); it is */
                               /*   the finished coroutine's own c->error, not a copy */
     done_callback_t *callbacks, *callbacks_tail; /* _callbacks, in order */
+    done_callback_t callback0; /* chapter 11: room for one entry (fn NULL: free) */
     future_t *prev, *next;    /* the loop's list of live futures (loop_tasks_t) */
     const void *mark;         /* gather(): "seen already", for one call */
 };
