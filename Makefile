@@ -25,9 +25,11 @@ all: deps stages book
 # weasyprint prints the PDF, libjs-lunr is the site's search, epubcheck and
 # poppler-utils (pdffonts) check the EPUB and the PDF in make check.
 # python3-uvloop: make bench's third contender for chapter 09's tasks (its
-# smoke run in make check says "skipped" without it).
+# smoke run in make check says "skipped" without it).  libuv1-dev, libev-dev,
+# libevent-dev: the C loops chapter 11's make bench measures ours against.
 PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
-    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop patch
+    fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop patch \
+    libuv1-dev libev-dev libevent-dev
 
 deps:
 	@missing=""; \
@@ -86,6 +88,8 @@ mutate: deps
 
 # make bench: every stage's benchmarks -> book/data/*.dat (committed; the
 # book only plots them).  make bench BENCH=tasks: only book/data/tasks.dat.
+# BENCH=loops: only chapter 11's comparison with libuv, libev, libevent,
+# asyncio and uvloop (ROUNDS=5); SCALE=0.01: its smoke run (make check's).
 bench: deps
 	@tests/bench.sh
 

@@ -227,6 +227,10 @@ all)
         record "clang: build $st" build_stage "$st"
     done
     [ -n "$only" ] && { tests/summary.sh "$CHECK_RESULTS"; exit; }
+    # Chapter 11's comparison at 1% of its sizes, one round: every program of
+    # every contender builds and does exactly its count (no time is judged).
+    record "bench: make bench SCALE=0.01 (every stage, libuv, libev, libevent, asyncio, uvloop: counts only)" \
+        env SCALE=0.01 tests/bench.sh
     record "book: include filter" tests/book/filter-test.sh
     record "book: epubcheck passes the EPUB (0 errors, 0 warnings); the PDF sets Chinese in a CJK font" tests/book/outputs-test.sh
     record "exercise copies: tests/starters.py's own test" tests/starters-test.sh
