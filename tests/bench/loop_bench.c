@@ -23,8 +23,9 @@
  *   xthread     another thread posts N callbacks with
  *               loop_call_soon_threadsafe, each run in the order posted:
  *               ns per post, both threads' CPU               (stage 06 on)
- *   timer_bytes N timers pending 1000 s ahead: the allocator's growth (glibc
- *               mallinfo2, bytes in use) per timer; not timed (stage 03 on)
+ *   timer_bytes N timers pending 1000 s ahead: the allocator's growth per
+ *               timer (glibc's mallinfo2, bytes in use in its arenas and
+ *               in chunks of their own mmap); not timed      (stage 03 on)
  *
  * Time is the process's CPU time (CLOCK_PROCESS_CPUTIME_ID: user + system,
  * every thread) over the timed region alone, divided by N.  What the timed
@@ -49,9 +50,9 @@
 #include "loop.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ static struct {
     int ends[2];        /* pingpong: the socketpair, end A and end B */
 } bench;
 
-/* ---- Helpers: failing, the clock ---------------------------- */
+/* ---- Helpers: failing, the loop, the clock ------------------------------ */
 
 static void die(const char *what)
 {
@@ -115,7 +116,7 @@ static loop_t *new_loop(void)
 {
     loop_t *loop = loop_new();
     if (loop == NULL)
-        die("loop_new refused");
+        die(strerror(errno)); /* a NULL loop has no loop_error() */
     return loop;
 }
 
