@@ -75,3 +75,8 @@ handle_t *deque_pop_front(deque_t *d)
     return h;
 }
 /* @end pop_front */
+
+handle_t *deque_front(const deque_t *d)
+{
+    return d->len > 0 ? d->items[d->head] : NULL;
+}

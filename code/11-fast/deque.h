@@ -47,6 +47,9 @@ int deque_push_back(deque_t *d, handle_t *h);
 /* Remove and return the front item; NULL if the deque is empty. */
 handle_t *deque_pop_front(deque_t *d);
 
+/* Chapter 11: the front item, left where it is; NULL if the deque is empty. */
+handle_t *deque_front(const deque_t *d);
+
 /* The number of items. */
 size_t deque_len(const deque_t *d);
 

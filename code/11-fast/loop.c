@@ -15,10 +15,11 @@
  * ticks until loop_stop() sets `stopping`.
  *
  * Threads: one function, loop_call_soon_threadsafe(), may be called from
- * any thread.  It appends to the ready deque under ready_lock, and writes a
- * byte to the loop's self-pipe, whose read end the loop watches like any
- * other reader: a loop asleep in its selector wakes up.  Everything else here
- * runs on the loop's own thread.
+ * any thread.  It appends to the loop's inbox under inbox_lock (chapter 11:
+ * the ready deque itself is the loop thread's alone, see "inbox"), and
+ * writes a byte to the loop's self-pipe, whose read end the loop watches
+ * like any other reader: a loop asleep in its selector wakes up.
+ * Everything else here runs on the loop's own thread.
  *
  * The watch tables are arrays indexed by fd, the cheapest possible map.
  * Since chapter 07 they grow with the highest fd watched: only the select
@@ -96,10 +97,13 @@ struct loop {
     int capacity;       /* length of both tables; they grow with the highest fd */
     selector_t *selector; /* select, poll, epoll or kqueue: selector.h */
     const char *backend;  /* its name; still there after loop_close() */
-    /* Other threads touch ready_lock, ready, closed (under the lock) and
-     * the self-pipe's fields below, and nothing else. */
-    pthread_mutex_t ready_lock; /* guards `ready` and `closed` */
     deque_t ready;    /* handles to run, oldest first: asyncio's _ready */
+    /* Other threads touch inbox_lock, inbox, inbox_full, closed (under the
+     * lock) and the self-pipe's fields below, and nothing else.  Chapter
+     * 11: they no longer touch `ready` (see "inbox"). */
+    pthread_mutex_t inbox_lock; /* guards `inbox` and `closed` */
+    deque_t inbox;              /* other threads' posts, not yet in `ready` */
+    atomic_bool inbox_full;     /* inbox is not empty (written under the lock) */
     int self_pipe[2]; /* [0] read end, watched; [1] write end (eventfd: one fd, twice) */
     loop_wakeup wakeup;         /* LOOP_WAKEUP_PIPE (asyncio's) or LOOP_WAKEUP_EVENTFD */
     bool coalesce;              /* write only while the loop may be asleep */
@@ -121,7 +125,7 @@ struct loop {
     bool no_rebuild; /* LOOP_RULES_NO_REBUILD: step 1 only pops the head */
     bool running;  /* inside loop_run_forever() */
     bool requeue_guard; /* the last tick ran out of memory queueing (step 2c) */
-    bool closed;   /* loop_close() was called (written under ready_lock) */
+    bool closed;   /* loop_close() was called (written under inbox_lock) */
     loop_errors_t errors;   /* handler.c's: the exception handler, debug mode */
     loop_signals_t signals; /* signals.c's: the handler of each signal */
     loop_tasks_t tasks;     /* chapter 09, future.c's: live futures, the current task */
@@ -206,11 +210,13 @@ loop_t *loop_new(void)
     loop->backend = selector_name(loop->selector);
     loop->errors.slow_callback_duration = LOOP_SLOW_CALLBACK_DURATION;
     deque_init(&loop->ready);
+    deque_init(&loop->inbox);
     heap_init(&loop->scheduled);
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     loop->clock_resolution = (double)res.tv_sec + (double)res.tv_nsec * 1e-9;
-    pthread_mutex_init(&loop->ready_lock, NULL);
+    pthread_mutex_init(&loop->inbox_lock, NULL);
+    atomic_init(&loop->inbox_full, false);
     atomic_init(&loop->polling, false);
     atomic_init(&loop->wakeup_pending, false);
     atomic_init(&loop->wakeup_writes, 0);
@@ -220,7 +226,7 @@ loop_t *loop_new(void)
      * kqueue's), and its reader is queued before any other. */
     if (make_self_pipe(loop, LOOP_WAKEUP_PIPE) < 0) {
         int err = errno;
-        pthread_mutex_destroy(&loop->ready_lock);
+        pthread_mutex_destroy(&loop->inbox_lock);
         selector_close(loop->selector);
         free(loop->readers);
         free(loop->writers);
@@ -534,44 +540,85 @@ static void cancel_watch(handle_t *handle)
     handle_release(handle);
 }
 
-/* @region ready_lock */
-/* The ready deque is the one structure another thread writes to (through
- * loop_call_soon_threadsafe), so every use of it takes ready_lock, the
- * loop's own thread included.  Each critical section is a few loads and
- * stores: no callback runs and no system call is made with the lock held.
- * (CPython needs no lock here: deque.append and deque.popleft are each one
- * step under the GIL, which is the same promise.)  The push takes the
- * deque's reference to the handle. */
+/* @region inbox */
+/* Chapter 11: the ready deque without a lock.  Chapter 10 took ready_lock
+ * for every push, pop and length, because another thread may append
+ * (loop_call_soon_threadsafe): four lock pairs per tick of chain, a
+ * quarter of its instructions, for a thread that, in most programs, never
+ * comes.  Now other threads append to an inbox of their own, under
+ * inbox_lock, and the loop's thread moves the inbox into `ready`.  The
+ * loop thread's pushes, pops and lengths touch `ready` alone: no lock.
+ *
+ * The order must stay the one a single deque gives (CPython's, where
+ * call_soon_threadsafe appends to _ready at once).  Two rules keep it:
+ *  - the loop's thread moves the inbox before each of its own pushes, so
+ *    a post made before a call_soon (before in the program's order: the
+ *    post's thread told the loop's thread, through anything at all) runs
+ *    before it;  a post that races a push may land on either side of it,
+ *    as it may in CPython;
+ *  - and before each look at the length -- the poll's timeout (2a) and the
+ *    snapshot (4): a post made before the snapshot runs in this tick, one
+ *    made after it in the next, as in asyncio, whose ntodo counts what
+ *    _ready holds at that moment.
+ * The look costs an atomic load of inbox_full, a plain load on x86 and
+ * ARM; the lock is taken only when the flag says a post is waiting.  The
+ * flag is sequentially consistent: the loop stores `polling` and then
+ * loads inbox_full, a poster stores inbox_full and then loads `polling`,
+ * and with seq_cst on both sides at least one sees the other's store
+ * (write_to_self's wake-up is not lost).
+ *
+ * Moving may need memory (ready's array grows).  If it fails, what is not
+ * moved stays in the inbox, in order, and the push that asked fails too:
+ * it must not overtake them.  (It can fail only when `ready` is not empty:
+ * into an empty one the inbox moves by swapping the two arrays.) */
+static int take_inbox(loop_t *loop)
+{
+    if (!atomic_load(&loop->inbox_full))
+        return 0;
+    int rc = 0;
+    pthread_mutex_lock(&loop->inbox_lock);
+    if (deque_len(&loop->ready) == 0) { /* the common case: swap the arrays */
+        deque_t empty = loop->ready;
+        loop->ready = loop->inbox;
+        loop->inbox = empty;
+    }
+    while (rc == 0 && deque_len(&loop->inbox) > 0) {
+        rc = deque_push_back(&loop->ready, deque_front(&loop->inbox));
+        if (rc == 0)
+            deque_pop_front(&loop->inbox);
+    }
+    atomic_store(&loop->inbox_full, deque_len(&loop->inbox) > 0);
+    pthread_mutex_unlock(&loop->inbox_lock);
+    return rc;
+}
+
+/* The push takes the deque's reference to the handle. */
 static int ready_push(loop_t *loop, handle_t *handle)
 {
-    pthread_mutex_lock(&loop->ready_lock);
-    int rc = deque_push_back(&loop->ready, handle);
-    if (rc == 0) {
-        handle->queued = true;
-        handle->refs++;
-    }
-    pthread_mutex_unlock(&loop->ready_lock);
-    return rc;
+    if (take_inbox(loop) < 0 || deque_push_back(&loop->ready, handle) < 0)
+        return -1;
+    handle->queued = true;
+    handle->refs++;
+    return 0;
 }
 
 static handle_t *ready_pop(loop_t *loop)
 {
-    pthread_mutex_lock(&loop->ready_lock);
-    handle_t *handle = deque_pop_front(&loop->ready);
-    pthread_mutex_unlock(&loop->ready_lock);
-    return handle;
+    return deque_pop_front(&loop->ready);
 }
 
+/* The length, after taking the inbox (the snapshot's rule, above).  If
+ * the move runs out of memory, the rest of the inbox waits for the next
+ * look: it was posted after what `ready` holds, and runs after it. */
 static size_t ready_len(loop_t *loop)
 {
-    pthread_mutex_lock(&loop->ready_lock);
+    (void)take_inbox(loop);
     size_t n = deque_len(&loop->ready);
-    pthread_mutex_unlock(&loop->ready_lock);
     if (loop->look_hook != NULL) /* tests only: see loop_set_look_hook() */
         loop->look_hook(loop, n, loop->look_ctx);
     return n;
 }
-/* @end ready_lock */
+/* @end inbox */
 
 /* Append a handle to the ready deque, which takes a reference to it:
  * asyncio's _add_callback. */
@@ -986,15 +1033,16 @@ static handle_t *call_soon_threadsafe(loop_t *loop, loop_callback callback, void
     /* loop_call_soon's steps, with `closed` read under the lock: a loop
      * closed by its own thread meanwhile refuses, it does not lose the call.
      * The reference handle_new() made becomes the deque's. */
-    pthread_mutex_lock(&loop->ready_lock);
+    pthread_mutex_lock(&loop->inbox_lock);
     int err = loop->closed ? EINVAL : 0;
-    if (err == 0 && deque_push_back(&loop->ready, handle) < 0)
+    if (err == 0 && deque_push_back(&loop->inbox, handle) < 0)
         err = ENOMEM;
-    if (err == 0)
+    if (err == 0) {
         handle->queued = true;
-    if (err == 0)
         handle->release_arg = release_arg; /* before anyone else can see it */
-    pthread_mutex_unlock(&loop->ready_lock);
+        atomic_store(&loop->inbox_full, true); /* chapter 11: see "inbox" */
+    }
+    pthread_mutex_unlock(&loop->inbox_lock);
     if (err != 0) {
         handle_release(handle);
         errno = err;
@@ -1337,17 +1385,21 @@ static void forget_all(loop_t *loop)
     }
     selector_close(loop->selector); /* closes epoll's or kqueue's fd */
     loop->selector = NULL;
-    pthread_mutex_lock(&loop->ready_lock);
+    pthread_mutex_lock(&loop->inbox_lock);
     loop->closed = true; /* from here on, loop_call_soon_threadsafe refuses */
-    deque_t dropped = loop->ready;
-    deque_init(&loop->ready);
-    pthread_mutex_unlock(&loop->ready_lock);
-    while (deque_len(&dropped) > 0) { /* released outside the lock */
-        handle_t *handle = deque_pop_front(&dropped);
-        handle->queued = false;
-        handle_release(handle);
+    deque_t posted = loop->inbox; /* chapter 11: dropped after `ready`, as posted later */
+    deque_init(&loop->inbox);
+    atomic_store(&loop->inbox_full, false);
+    pthread_mutex_unlock(&loop->inbox_lock);
+    deque_t *dropped[] = {&loop->ready, &posted};
+    for (int i = 0; i < 2; i++) {
+        while (deque_len(dropped[i]) > 0) { /* released outside the lock */
+            handle_t *handle = deque_pop_front(dropped[i]);
+            handle->queued = false;
+            handle_release(handle);
+        }
+        deque_free(dropped[i]);
     }
-    deque_free(&dropped);
     heap_entry_t timer;
     while (heap_pop(&loop->scheduled, &timer)) {
         timer.handle->scheduled = false;
@@ -1364,7 +1416,7 @@ int loop_close(loop_t *loop)
         return fail(loop, EBUSY, "Cannot close a running event loop");
     if (loop->closed)
         return 0; /* closing twice is harmless, as in asyncio */
-    forget_all(loop); /* sets closed, under ready_lock */
+    forget_all(loop); /* sets closed, under inbox_lock */
     /* Chapter 10: self._executor_shutdown_called = True, and the default
      * executor shut down without waiting (bridge.c). */
     executors_loop_close(loop);
@@ -1405,7 +1457,7 @@ void loop_free(loop_t *loop)
     loop->pool->loop = NULL;
     if (loop->pool->live == 0)
         pool_free(loop->pool);
-    pthread_mutex_destroy(&loop->ready_lock);
+    pthread_mutex_destroy(&loop->inbox_lock);
     free(loop);
 }
 /* @end close */
@@ -1474,7 +1526,10 @@ void handle_set_release(handle_t *handle, void (*release_arg)(void *arg))
  * (a power of two, the live items copied front first). */
 int loop_reserve_ready(loop_t *loop, size_t n)
 {
-    pthread_mutex_lock(&loop->ready_lock);
+    /* Chapter 11: the inbox first, as before any push ("inbox"); the
+     * pushes that follow do not take it, or they would use up the room. */
+    if (take_inbox(loop) < 0)
+        return fail(loop, ENOMEM, "out of memory for the ready deque");
     deque_t *d = &loop->ready;
     int rc = 0;
     if (d->cap - d->len < n) {
@@ -1493,7 +1548,6 @@ int loop_reserve_ready(loop_t *loop, size_t n)
             d->cap = cap;
         }
     }
-    pthread_mutex_unlock(&loop->ready_lock);
     if (rc < 0)
         return fail(loop, ENOMEM, "out of memory for the ready deque");
     return 0;
@@ -1501,9 +1555,7 @@ int loop_reserve_ready(loop_t *loop, size_t n)
 
 void loop_push_ready(loop_t *loop, handle_t *handle)
 {
-    pthread_mutex_lock(&loop->ready_lock);
     int rc = deque_push_back(&loop->ready, handle); /* room was reserved: cannot fail */
-    pthread_mutex_unlock(&loop->ready_lock);
     (void)rc;
     handle->queued = true; /* the reference loop_new_handle() made is now the deque's */
 }
