@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* @region coro_init */
 /* Chapter 11: each field set, and of the error buffer (192 bytes, read
  * only when c->failed says it holds an error) only its two strings
  * emptied, instead of a memset of the whole frame: a coroutine is made for
@@ -28,6 +29,7 @@ coro_t *coro_init(coro_t *c, coro_step_fn step, const char *name, void (*release
     c->release = release;
     return c;
 }
+/* @end coro_init */
 
 /* Future.__await__'s last line, `return self.result()`: run at the resume
  * point of CORO_TRY_AWAIT.  The task sent nothing in (c->failed == 0):

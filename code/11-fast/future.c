@@ -49,6 +49,7 @@ static void unlink_future(future_t *f)
     f->prev = f->next = NULL;
 }
 
+/* @region future_init */
 /* Chapter 11: every field set one by one, no memset(0).  After a malloc,
  * gcc turns malloc + memset(0) into calloc, and glibc's calloc never takes
  * a block from the thread's cache of freed ones (the tcache) as malloc
@@ -70,6 +71,7 @@ void future_init(future_t *f, loop_t *loop, future_kind kind, const char *class_
     f->mark = NULL;
     link_future(f); /* sets prev and next */
 }
+/* @end future_init */
 
 future_t *loop_create_future(loop_t *loop)
 {
@@ -455,6 +457,7 @@ int future_base_set_result(future_t *f, void *value)
     return 0;
 }
 
+/* @region set_exception */
 int future_base_set_exception(future_t *f, const loop_exception_t *error)
 {
     if (f->state != FUTURE_PENDING)
@@ -477,6 +480,7 @@ int future_base_set_exception(future_t *f, const loop_exception_t *error)
     f->log_traceback = true;
     return 0;
 }
+/* @end set_exception */
 
 int future_set_result(future_t *f, void *value)
 {
@@ -509,6 +513,7 @@ int future_fail(future_t *f, const char *type, const char *fmt, ...)
     return future_set_exception(f, &error);
 }
 
+/* @region cancel_message */
 /* Chapter 11: _cancel_message's storage, made only for a message.  *out
  * is a copy of msg, as long as a loop_exception_t's message can carry, or
  * NULL for None; -1 (ENOMEM) if it cannot be made. */
@@ -550,6 +555,7 @@ int future_base_cancel(future_t *f, const char *msg)
     commit_callbacks(f);
     return 1;
 }
+/* @end cancel_message */
 
 /* cancel(): Future's, Task's or _GatheringFuture's, by kind. */
 int future_cancel(future_t *f, const char *msg)

@@ -214,6 +214,7 @@ static coro_status task_drive(task_t *t, const loop_exception_t *thrown, coro_t 
 }
 /* @end drive */
 
+/* @region schedule_step */
 /* call_soon(self.__step, exc): the next step, throwing exc in if not NULL.
  * A task has at most one step scheduled, so the error waits in the task
  * (chapter 11: in a copy made for it; a step that sends None needs none). */
@@ -235,6 +236,7 @@ static int schedule_step(task_t *t, const loop_exception_t *exc)
     t->step_error = copy;
     return 0;
 }
+/* @end schedule_step */
 
 /* Out of memory inside a step: what CPython does with a MemoryError
  * raised in __step -- it leaves through the callback, to the exception
