@@ -26,6 +26,11 @@
  *   timer_bytes N timers pending 1000 s ahead: the allocator's growth per
  *               timer (glibc's mallinfo2, bytes in use in its arenas and
  *               in chunks of their own mmap); not timed      (stage 03 on)
+ *   q2, q2_cpu  article 004's 题目2: asyncio.run(main()), where main
+ *               gathers N tasks that each await sleep(0.01) and prints
+ *               loop.time()'s end - start: q2 prints those ms (wall, as
+ *               the article does), q2_cpu the CPU ms of the same stretch
+ *               (N = 1000, the article's; tasks: stage 09 on)
  *
  * Time is the process's CPU time (CLOCK_PROCESS_CPUTIME_ID: user + system,
  * every thread) over the timed region alone, divided by N.  What the timed
@@ -510,6 +515,100 @@ static result_t xthread(long n)
 #define WITH_THREADSAFE(fn) NULL
 #endif
 
+/* ---- q2: article 004's 题目2, tasks (stage 09 on) ------------------------ */
+#if STAGE >= 9
+#include "task.h"
+
+/* async def task(): await asyncio.sleep(0.01) */
+typedef struct q2_task {
+    coro_t coro;
+    sleep_t sleep;
+} q2_task_t;
+
+static coro_status q2_task_step(coro_t *c)
+{
+    q2_task_t *t = (q2_task_t *)c;
+    CORO_BEGIN(c);
+    CORO_CALL(c, sleep_init(&t->sleep, 0.01));
+    CORO_END(c);
+}
+
+static void q2_free(coro_t *c)
+{
+    free(c);
+}
+
+/* async def main(): start = loop.time(); await gather(*[task() for _ in
+ * range(N)]); end = loop.time().  gather wraps each coroutine in a task, in
+ * order: loop_gather takes futures, so main makes the tasks itself. */
+typedef struct q2_main {
+    coro_t coro;
+    long n;
+    task_t **tasks;   /* pre-faulted before the run */
+    future_t **futures;
+    future_t *gather;
+    double start, end, cpu0, cpu1;
+} q2_main_t;
+
+static coro_status q2_main_step(coro_t *c)
+{
+    q2_main_t *m = (q2_main_t *)c;
+    loop_t *loop = loop_get_running_loop();
+    CORO_BEGIN(c);
+    m->start = loop_time(loop);
+    m->cpu0 = cpu_ns();
+    for (long i = 0; i < m->n; i++) {
+        q2_task_t *t = malloc(sizeof *t);
+        if (t == NULL)
+            die("malloc");
+        m->tasks[i] = loop_create_task(loop, coro_init(&t->coro, q2_task_step, "task", q2_free));
+        if (m->tasks[i] == NULL)
+            die_loop(loop, "loop_create_task");
+        m->futures[i] = task_future(m->tasks[i]);
+    }
+    m->gather = loop_gather(loop, m->futures, (size_t)m->n, 0);
+    if (m->gather == NULL)
+        die_loop(loop, "loop_gather");
+    CORO_AWAIT(c, m->gather);
+    m->end = loop_time(loop);
+    m->cpu1 = cpu_ns();
+    CORO_END(c);
+}
+
+static q2_main_t q2_run(long n)
+{
+    q2_main_t m = {.n = n, .tasks = prefaulted(n, sizeof(task_t *)),
+                   .futures = prefaulted(n, sizeof(future_t *))};
+    loop_exception_t error;
+    if (loop_run_main(coro_init(&m.coro, q2_main_step, "main", NULL), NULL, &error) < 0)
+        die(error.message);
+    bench.count = 0;
+    for (long i = 0; i < n; i++) {
+        bench.count += future_done(m.futures[i]) && !future_cancelled(m.futures[i]);
+        task_release(m.tasks[i]);
+    }
+    future_release(m.gather);
+    free(m.tasks);
+    free(m.futures);
+    return m;
+}
+
+static result_t q2(long n)
+{
+    q2_main_t m = q2_run(n);
+    return (result_t){bench.count, (m.end - m.start) * 1e3};
+}
+
+static result_t q2_cpu(long n)
+{
+    q2_main_t m = q2_run(n);
+    return (result_t){bench.count, (m.cpu1 - m.cpu0) / 1e6};
+}
+#define WITH_TASKS(fn) fn
+#else
+#define WITH_TASKS(fn) NULL
+#endif
+
 /* ---- The command line --------------------------------------------------- */
 
 static const struct workload {
@@ -525,6 +624,8 @@ static const struct workload {
     {"pingpong", 200000, pingpong},
     {"xthread", 1000000, WITH_THREADSAFE(xthread)},
     {"timer_bytes", 1000000, WITH_MALLINFO(timer_bytes)},
+    {"q2", 1000, WITH_TASKS(q2)},
+    {"q2_cpu", 1000, WITH_TASKS(q2_cpu)},
 };
 enum { N_WORKLOADS = sizeof WORKLOADS / sizeof WORKLOADS[0] };
 

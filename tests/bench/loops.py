@@ -68,8 +68,14 @@ WORKLOADS = [
      'a chain of N awaits: two tasks pass a baton through futures'),
     ('task_bytes', 100000, lambda n: n, 'bytes per pending task',
      'N tasks pending on one future: allocator bytes / N'),
+    ('q2', 1000, lambda n: n, 'ms, as loop.time() measures it (wall)',
+     "article 004's 题目2: gather N tasks that each await sleep(0.01)"),
+    ('q2_cpu', 1000, lambda n: n, 'CPU ms of the same stretch',
+     "题目2's run again, its CPU time: what the loop itself costs"),
 ]
 TASKS = {'tasks_create': 'create', 'tasks_chain': 'chain', 'task_bytes': 'memory'}
+# Workloads of coroutines and tasks: the C libraries have none (exit 3 for them).
+CORO = set(TASKS) | {'q2', 'q2_cpu'}
 
 
 def stages():
@@ -106,7 +112,7 @@ def contenders(args):
     for lib in ('uv', 'ev', 'event'):
         prog = os.path.join(args.bin, f'peer_{lib}')
         found.append(Contender(f'lib{lib}', 'c-peer',
-                               lambda w, n, prog=prog: None if w in TASKS else [prog, w, str(n)]))
+                               lambda w, n, prog=prog: None if w in CORO else [prog, w, str(n)]))
     for loop in ('asyncio', 'uvloop'):
         def command(w, n, loop=loop):
             if w in TASKS:
