@@ -91,6 +91,11 @@ struct handle {
     bool pooled : 1;     /* chapter 11: from the pool's slabs, not from malloc */
 };
 
+/* Chapter 11: which threads' wake-ups are coalesced.  loop_set_wakeup()
+ * chooses NEVER (0: a byte per call, asyncio's) or ALWAYS (1: libev's and
+ * libuv's); a new loop starts with OTHER_THREADS. */
+typedef enum loop_coalesce { COALESCE_NEVER, COALESCE_OTHER_THREADS, COALESCE_ALWAYS } loop_coalesce;
+
 struct loop {
     handle_t **readers; /* readers[fd]: NULL if nobody watches fd */
     handle_t **writers;
@@ -106,7 +111,7 @@ struct loop {
     atomic_bool inbox_full;     /* inbox is not empty (written under the lock) */
     int self_pipe[2]; /* [0] read end, watched; [1] write end (eventfd: one fd, twice) */
     loop_wakeup wakeup;         /* LOOP_WAKEUP_PIPE (asyncio's) or LOOP_WAKEUP_EVENTFD */
-    bool coalesce;              /* write only while the loop may be asleep */
+    loop_coalesce coalesce;     /* when a write may be skipped (chapter 11: see write_to_self) */
     atomic_bool polling;        /* from just before the look at `ready` to after the poll */
     atomic_bool wakeup_pending; /* coalescing: a byte was written, not yet read */
     atomic_ulong wakeup_writes; /* write() calls on the self-pipe: a statistic */
@@ -221,6 +226,7 @@ loop_t *loop_new(void)
     atomic_init(&loop->wakeup_pending, false);
     atomic_init(&loop->wakeup_writes, 0);
     atomic_init(&loop->thread_id, NULL);
+    loop->coalesce = COALESCE_OTHER_THREADS; /* chapter 11: see write_to_self */
     /* As asyncio's __init__: the selector first, then the self-pipe, so
      * that the pipe has the lowest fds after the selector's own (epoll's,
      * kqueue's), and its reader is queued before any other. */
@@ -893,10 +899,22 @@ static void write_to_self(loop_t *loop)
     /* Coalescing, two tests.  Unless the loop is between its look at the
      * ready deque and the end of its poll, it will look again before it
      * sleeps: nobody to wake.  And if a byte is already on its way, one
-     * more would wake nobody either. */
-    if (loop->coalesce && (!atomic_load(&loop->polling) ||
-                           atomic_exchange(&loop->wakeup_pending, true)))
+     * more would wake nobody either.
+     * Chapter 11: by default, for other threads only.  The loop's own
+     * thread writes asyncio's byte each time (set_debug, a signal, a
+     * callback calling call_soon_threadsafe): those bytes are part of the
+     * ticks CPython makes, which the traces compare one for one.  Another
+     * thread's byte only races with the loop: skipping it changes when the
+     * loop wakes, never what runs or in which order -- every post is in the
+     * inbox, which the loop takes before it sleeps. */
+    /* @region coalesce */
+    bool may_skip = loop->coalesce == COALESCE_ALWAYS ||
+                    (loop->coalesce == COALESCE_OTHER_THREADS &&
+                     atomic_load(&loop->thread_id) != &thread_token);
+    if (may_skip && (!atomic_load(&loop->polling) ||
+                     atomic_exchange(&loop->wakeup_pending, true)))
         return;
+    /* @end coalesce */
     /* eventfd adds 1 to its counter; a pipe gets asyncio's b'\0', which
      * signals_process() tells from a signal's number (chapter 08). */
     static const uint64_t one = 1;
@@ -1006,7 +1024,7 @@ int loop_set_wakeup(loop_t *loop, loop_wakeup how, int coalesce)
     if (old[1] != old[0])
         close(old[1]);
     close(old[0]);
-    loop->coalesce = coalesce != 0;
+    loop->coalesce = coalesce != 0 ? COALESCE_ALWAYS : COALESCE_NEVER;
     return 0;
 }
 unsigned long loop_wakeup_writes(loop_t *loop)

@@ -342,7 +342,10 @@ handle_t *loop_call_soon_threadsafe(loop_t *loop, loop_callback callback, void *
  * (Linux): one fd holding a 64-bit counter instead of two fds and a buffer.
  * coalesce != 0: write only when the loop may be asleep in its poll (libev's
  * ev_async, libuv's uv_async_send); a loop that is running callbacks will
- * look at its ready deque before it sleeps again anyway.  Call it before any
+ * look at its ready deque before it sleeps again anyway.  coalesce == 0:
+ * a byte per call, from every thread (asyncio's).  Chapter 11: a new loop
+ * coalesces the calls of other threads, and writes a byte for each call of
+ * its own thread (whose bytes are ticks CPython makes too).  Call it before any
  * other thread may use the loop, and not while it runs; -1 with EBUSY (running),
  * EINVAL (closed, unknown kind), ENOSYS (eventfd off Linux), or the error of
  * pipe()/fcntl()/eventfd(). */
