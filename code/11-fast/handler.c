@@ -291,23 +291,21 @@ static int after_callback(loop_t *loop, const handle_t *handle)
 
 /* Step 4's call of one handle: Handle._run, and in debug mode
  * _run_once's timing around it (the handler's time included, as there). */
-int errors_run_handle(loop_t *loop, handle_t *handle)
+int errors_run_handle(loop_t *loop, handle_t *handle, loop_callback callback, void *arg)
 {
     loop_errors_t *e = loop_errors(loop);
-    handle_info_t info;
-    handle_info(handle, &info);
     e->current = handle;
     e->raised = false;
     bool timed = e->debug; /* `if self._debug:` is read before the call */
     double t0 = timed ? loop_time(loop) : 0;
-    info.callback(loop, info.arg);
+    callback(loop, arg);
     int escaped = after_callback(loop, handle);
     if (timed && !escaped) {
         double dt = loop_time(loop) - t0;
         if (dt >= e->slow_callback_duration) {
             /* _format_handle: a task's step or wakeup is named by the task */
             char buf[512];
-            const task_t *task = task_of_callback(info.callback, info.arg);
+            const task_t *task = task_of_callback(callback, arg);
             fprintf(log_of(loop), "Executing %s took %.3f seconds\n",
                     task != NULL ? task_repr(task, buf, sizeof buf)
                                  : handle_repr(handle, buf, sizeof buf), dt);

@@ -1308,7 +1308,7 @@ static int run_once(loop_t *loop)
         int escaped = 0;
         if (!handle->cancelled) {
             handle->running = true;
-            escaped = errors_run_handle(loop, handle);
+            escaped = errors_run_handle(loop, handle, handle->callback, handle->arg);
             handle->running = false;
         }
         handle_release(handle);

@@ -150,7 +150,9 @@ handle_t *loop_call_soon_threadsafe_owned(loop_t *loop, loop_callback callback, 
 /* handler.c, called by run_once for each handle it runs: call the
  * callback, then act on what loop_raise() recorded (Handle._run), timing
  * it in debug mode.  Returns 1 if the error escapes (KeyboardInterrupt,
- * SystemExit: run_forever must return), else 0. */
-int errors_run_handle(loop_t *loop, handle_t *handle);
+ * SystemExit: run_forever must return), else 0.  Chapter 11: run_once
+ * passes the handle's callback and arg, which it has at hand (handle_info()
+ * copied the whole handle for them, once per callback). */
+int errors_run_handle(loop_t *loop, handle_t *handle, loop_callback callback, void *arg);
 
 #endif
