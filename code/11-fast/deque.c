@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DEQUE_MIN_CAP 8 /* the first allocation; any power of two works */
 
@@ -25,25 +26,27 @@ size_t deque_len(const deque_t *d)
 }
 
 /* @region grow */
-/* Double the array.  The items may wrap around the end of the old array
- * (head > 0): copy them in order, front first, to the start of the new one.
- * A plain realloc() would keep the wrapped part at the old indexes, which
- * mean something else once cap - 1, the mask, has changed. */
+/* Double the array.  Chapter 11: with realloc(), which for a big block
+ * moves pages instead of copying bytes (glibc: mremap), so a deque that
+ * grows to a million items neither copies them at each doubling nor
+ * touches fresh memory twice.  The items may wrap around the end of the
+ * old array (head > 0): realloc keeps them at their old indexes, and the
+ * wrapped part -- items[0 .. head + len - old cap) -- must then move to
+ * just after the old end, where the new mask puts them. */
 static int grow(deque_t *d)
 {
-    size_t cap = d->cap ? 2 * d->cap : DEQUE_MIN_CAP;
-    if (cap < d->cap || cap > SIZE_MAX / sizeof *d->items) {
+    size_t old = d->cap;
+    size_t cap = old ? 2 * old : DEQUE_MIN_CAP;
+    if (cap < old || cap > SIZE_MAX / sizeof *d->items) {
         errno = ENOMEM;
         return -1;
     }
-    handle_t **items = malloc(cap * sizeof *items);
+    handle_t **items = realloc(d->items, cap * sizeof *items);
     if (items == NULL)
-        return -1; /* malloc set errno to ENOMEM */
-    for (size_t i = 0; i < d->len; i++)
-        items[i] = d->items[(d->head + i) & (d->cap - 1)];
-    free(d->items);
+        return -1; /* realloc set errno; the old array is untouched */
+    if (d->head + d->len > old) /* wrapped: at most old items, into the new half */
+        memcpy(items + old, items, (d->head + d->len - old) * sizeof *items);
     d->items = items;
-    d->head = 0;
     d->cap = cap;
     return 0;
 }
