@@ -26,10 +26,11 @@ all: deps stages book
 # poppler-utils (pdffonts) check the EPUB and the PDF in make check.
 # python3-uvloop: make bench's third contender for chapter 09's tasks (its
 # smoke run in make check says "skipped" without it).  libuv1-dev, libev-dev,
-# libevent-dev: the C loops chapter 11's make bench measures ours against.
+# libevent-dev: the C loops chapter 11's make bench measures ours against;
+# strace: make bench counts their system calls per round trip (题目2).
 PACKAGES := build-essential clang libclang-rt-dev pkg-config check pandoc gnuplot-nox python3 valgrind \
     fonts-noto-cjk fonts-dejavu-core weasyprint libjs-lunr epubcheck poppler-utils python3-uvloop patch \
-    libuv1-dev libev-dev libevent-dev
+    libuv1-dev libev-dev libevent-dev strace
 
 deps:
 	@missing=""; \

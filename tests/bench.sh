@@ -14,7 +14,8 @@
 # loop_bench.c built against every stage, the peers (libuv, libev, libevent;
 # tests/bench/peer_*.c) and the Python loops, all run side by side by
 # tests/bench/loops.py into book/data/loops.dat (+ loops-summary.txt).
-# SCALE=0.01 (make check's smoke run) runs only that comparison, every N
+# tests/bench/syscalls.py counts the system calls of a round trip into
+# book/data/syscalls.txt.  SCALE=0.01 (make check's smoke run) runs only that comparison, every N
 # times SCALE, one round, into $OUT/bench/smoke/: every count is checked,
 # no figure is touched.  ROUNDS=N: the rounds of a full run (default 5).
 set -u
@@ -71,4 +72,10 @@ fi
 echo "== loops: every stage, libuv, libev, libevent, asyncio, uvloop -> $out"
 CC=$CC CFLAGS=$CFLAGS "$PYTHON" tests/bench/loops.py --bin "$bin" --build "$OUT" --out "$out" \
     --rounds "$rounds" --scale "$SCALE" || status=1
+# 题目2's answer: the system calls of a round trip, asyncio's, uvloop's and ours.
+if [ "$SCALE" = 1 ]; then
+    echo "== syscalls: strace of pingpong -> book/data/syscalls.txt"
+    "$PYTHON" tests/bench/syscalls.py --bin "$bin" >book/data/syscalls.txt.tmp &&
+        mv book/data/syscalls.txt.tmp book/data/syscalls.txt || status=1
+fi
 exit $status
