@@ -185,8 +185,9 @@ START_TEST(the_handle_released_last_is_handed_out_first)
     handle_t *next = loop_call_soon(loop, nothing, NULL);
     /* The stop's handle was released after `first`: it comes back first. */
     ck_assert_msg(next == first,
-                  "the handle released second to last (%p) should be handed out second "
-                  "(got %p): a free list is a stack",
+                  "a handle ran and was released, then the stop's: the next two handed out "
+                  "should be the stop's and that one (%p), but the second is %p: the free "
+                  "list is a stack, the last released first",
                   (void *)first, (void *)next);
     (void)stop_slot;
     run_tick(loop);
