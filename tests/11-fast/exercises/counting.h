@@ -19,9 +19,11 @@
  *
  * AddressSanitizer, ThreadSanitizer and valgrind bring allocators of their
  * own.  Under the two sanitizers the program must not define malloc (they
- * define it), so COUNTING is 0 there and the tests that count say they
- * were skipped.  Under valgrind, whose allocator replaces glibc's
- * __libc_malloc too, counting works as usual. */
+ * define it): COUNTING is 0 there.  valgrind redirects the program's own
+ * malloc to its allocator, as it does glibc's.  In both cases the tests
+ * that count say they were skipped (counting_mallocs(), counting_locks()):
+ * the tests that check the pool's poisoning and the threads' races are the
+ * ones that need those tools. */
 #ifndef EXERCISES_11_COUNTING_H
 #define EXERCISES_11_COUNTING_H
 
@@ -60,6 +62,36 @@ static _Thread_local int counting_failing COUNTING_MAYBE_UNUSED;
 static inline void counting_fail(int on)
 {
     counting_failing = on;
+}
+
+/* Whether this program's malloc and pthread_mutex_lock are the ones called:
+ * they are not under a sanitizer (COUNTING is 0), nor under valgrind,
+ * which redirects the program's own malloc to its allocator too.  A test
+ * that counts asks first, and says it was skipped if not. */
+static inline int counting_mallocs(void)
+{
+    /* Through volatile, both: gcc assumes that malloc (a builtin) changes
+     * no variable of the program, and would read the count once; and it
+     * would inline this file's malloc here, where valgrind cannot redirect
+     * it (the loop's calls reach it through its address, which valgrind
+     * does redirect). */
+    void *(*volatile allocate)(size_t) = malloc;
+    volatile long *count = &counted_mallocs;
+    long before = *count;
+    void *volatile p = allocate(1);
+    free(p);
+    return *count > before;
+}
+
+static inline int counting_locks(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    int (*volatile lock)(pthread_mutex_t *) = pthread_mutex_lock; /* as above */
+    volatile long *count = &counted_locks;
+    long before = *count;
+    lock(&m);
+    pthread_mutex_unlock(&m);
+    return *count > before;
 }
 
 #if COUNTING

@@ -356,6 +356,7 @@ const char *loop_error(const loop_t *loop)
 #ifdef POOL_ASAN
 #include <sanitizer/asan_interface.h>
 #define SLOT_FREED(pool, p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define SLOT_LINK(pool, slot) ASAN_UNPOISON_MEMORY_REGION(&(slot)->next_free, sizeof (slot)->next_free)
 #define SLOT_USED(pool, p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #elif defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -366,6 +367,11 @@ const char *loop_error(const loop_t *loop)
         if ((pool)->valgrind)                                                                     \
             VALGRIND_MAKE_MEM_NOACCESS((p), (n));                                                 \
     } while (0)
+#define SLOT_LINK(pool, slot)                                                                     \
+    do {                                                                                          \
+        if ((pool)->valgrind)                                                                     \
+            VALGRIND_MAKE_MEM_DEFINED(&(slot)->next_free, sizeof (slot)->next_free);              \
+    } while (0)
 #define SLOT_USED(pool, p, n)                                                                     \
     do {                                                                                          \
         if ((pool)->valgrind)                                                                     \
@@ -375,6 +381,7 @@ const char *loop_error(const loop_t *loop)
 #endif
 #ifndef SLOT_FREED
 #define SLOT_FREED(pool, p, n) ((void)(pool), (void)(p), (void)(n))
+#define SLOT_LINK(pool, slot) ((void)(pool), (void)(slot))
 #define SLOT_USED(pool, p, n) ((void)(pool), (void)(p), (void)(n))
 #endif
 
@@ -437,7 +444,9 @@ static handle_t *pool_get(handle_pool_t *pool)
      * malloc'd here and put at the head of pool->slabs.  If that malloc
      * fails, return NULL with the pool as it was.  Tell the sanitizers:
      * a slot handed out is SLOT_USED, a new slab's slots are SLOT_FREED
-     * until they are handed out.
+     * until they are handed out, and a free slot's link may be read once
+     * SLOT_LINK made it readable (memcheck: read it BEFORE SLOT_USED says
+     * the whole slot holds nothing yet).
      * The starter asks malloc for every handle, as chapter 10 did: the
      * loop works, and pays one malloc and one free per handle. */
     slot_t *slot = malloc(sizeof *slot);

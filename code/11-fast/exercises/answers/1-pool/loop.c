@@ -356,6 +356,7 @@ const char *loop_error(const loop_t *loop)
 #ifdef POOL_ASAN
 #include <sanitizer/asan_interface.h>
 #define SLOT_FREED(pool, p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define SLOT_LINK(pool, slot) ASAN_UNPOISON_MEMORY_REGION(&(slot)->next_free, sizeof (slot)->next_free)
 #define SLOT_USED(pool, p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #elif defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -366,6 +367,11 @@ const char *loop_error(const loop_t *loop)
         if ((pool)->valgrind)                                                                     \
             VALGRIND_MAKE_MEM_NOACCESS((p), (n));                                                 \
     } while (0)
+#define SLOT_LINK(pool, slot)                                                                     \
+    do {                                                                                          \
+        if ((pool)->valgrind)                                                                     \
+            VALGRIND_MAKE_MEM_DEFINED(&(slot)->next_free, sizeof (slot)->next_free);              \
+    } while (0)
 #define SLOT_USED(pool, p, n)                                                                     \
     do {                                                                                          \
         if ((pool)->valgrind)                                                                     \
@@ -375,6 +381,7 @@ const char *loop_error(const loop_t *loop)
 #endif
 #ifndef SLOT_FREED
 #define SLOT_FREED(pool, p, n) ((void)(pool), (void)(p), (void)(n))
+#define SLOT_LINK(pool, slot) ((void)(pool), (void)(slot))
 #define SLOT_USED(pool, p, n) ((void)(pool), (void)(p), (void)(n))
 #endif
 
@@ -432,8 +439,12 @@ static handle_t *pool_get(handle_pool_t *pool)
     /* @exercise begin */
     slot_t *slot = pool->free_list;
     if (slot != NULL) {
-        SLOT_USED(pool, slot, sizeof *slot);
+        /* The link first, as what it is (a pointer the pool wrote), then
+         * the slot as fresh memory: marking the whole slot "undefined"
+         * before reading the link would make the link undefined too. */
+        SLOT_LINK(pool, slot);
         pool->free_list = slot->next_free;
+        SLOT_USED(pool, slot, sizeof *slot);
     } else {
         if (pool->fresh == 0) {
             slab_t *slab = malloc(sizeof *slab);
