@@ -437,6 +437,7 @@ static void pool_free(handle_pool_t *pool)
 static handle_t *pool_get(handle_pool_t *pool)
 {
     /* @exercise begin */
+    /* @region ex_pool_get */
     slot_t *slot = pool->free_list;
     if (slot != NULL) {
         /* The link first, as what it is (a pointer the pool wrote), then
@@ -458,6 +459,7 @@ static handle_t *pool_get(handle_pool_t *pool)
         slot = &pool->slabs->slots[SLAB_HANDLES - pool->fresh--];
         SLOT_USED(pool, slot, sizeof *slot);
     }
+    /* @end ex_pool_get */
     /* @exercise end */
     pool->live++;
     return &slot->handle;
@@ -470,6 +472,7 @@ static void pool_put(handle_pool_t *pool, handle_t *handle)
     slot_t *slot = (slot_t *)handle;
     pool->live--;
     /* @exercise begin */
+    /* @region ex_pool_put */
     if (pool->loop == NULL && pool->live == 0) {
         pool_free(pool);
         return;
@@ -477,6 +480,7 @@ static void pool_put(handle_pool_t *pool, handle_t *handle)
     slot->next_free = pool->free_list;
     pool->free_list = slot;
     SLOT_FREED(pool, slot, sizeof *slot);
+    /* @end ex_pool_put */
     /* @exercise end */
 }
 /* @end pool */

@@ -608,6 +608,7 @@ static void cancel_watch(handle_t *handle)
 static int take_inbox(loop_t *loop)
 {
     /* @exercise begin */
+    /* @region ex_take_inbox */
     if (!atomic_load(&loop->inbox_full))
         return 0;
     int rc = 0;
@@ -625,6 +626,7 @@ static int take_inbox(loop_t *loop)
     atomic_store(&loop->inbox_full, deque_len(&loop->inbox) > 0);
     pthread_mutex_unlock(&loop->inbox_lock);
     return rc;
+    /* @end ex_take_inbox */
     /* @exercise end */
 }
 
@@ -632,7 +634,9 @@ static int take_inbox(loop_t *loop)
 static int ready_push(loop_t *loop, handle_t *handle)
 {
     /* @exercise begin */
+    /* @region ex_ready_push */
     if (take_inbox(loop) < 0 || deque_push_back(&loop->ready, handle) < 0)
+    /* @end ex_ready_push */
     /* @exercise end */
         return -1;
     handle->queued = true;
@@ -651,7 +655,9 @@ static handle_t *ready_pop(loop_t *loop)
 static size_t ready_len(loop_t *loop)
 {
     /* @exercise begin */
+    /* @region ex_ready_len */
     (void)take_inbox(loop);
+    /* @end ex_ready_len */
     /* @exercise end */
     size_t n = deque_len(&loop->ready);
     if (loop->look_hook != NULL) /* tests only: see loop_set_look_hook() */

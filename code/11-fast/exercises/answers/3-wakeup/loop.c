@@ -914,7 +914,9 @@ static void read_from_self(loop_t *loop, void *arg)
         break; /* EAGAIN: empty */
     }
     /* @exercise begin */
+    /* @region ex_read_from_self */
     atomic_store(&loop->wakeup_pending, false);
+    /* @end ex_read_from_self */
     /* @exercise end */
 }
 /* @end read_from_self */
@@ -939,12 +941,14 @@ static void write_to_self(loop_t *loop)
      * inbox, which the loop takes before it sleeps. */
     /* @region coalesce */
     /* @exercise begin */
+    /* @region ex_coalesce */
     bool may_skip = loop->coalesce == COALESCE_ALWAYS ||
                     (loop->coalesce == COALESCE_OTHER_THREADS &&
                      atomic_load(&loop->thread_id) != &thread_token);
     if (may_skip && (!atomic_load(&loop->polling) ||
                      atomic_exchange(&loop->wakeup_pending, true)))
         return;
+    /* @end ex_coalesce */
     /* @exercise end */
     /* @end coalesce */
     /* eventfd adds 1 to its counter; a pipe gets asyncio's b'\0', which
