@@ -8,7 +8,7 @@
 # The suite is compiled with -I code/NN-slug and linked with that stage's
 # libloop.a, so it may use everything the stage's headers declare.
 SUITES := io deque ready heap timers snapshot cancel threadsafe selector oom rounding lifecycle handler signals
-SUITES += future task
+SUITES += future task future_oom
 SUITES += executor stress policy
 
 io_FROM       := 01
@@ -27,6 +27,7 @@ signals_FROM  := 08
 rounding_FROM := 03
 future_FROM   := 09
 task_FROM     := 09
+future_oom_FROM := 09
 executor_FROM := 10
 stress_FROM   := 10
 policy_FROM   := 10
@@ -36,6 +37,8 @@ policy_FROM   := 10
 # calloc and realloc -- the stage's libloop.a's included -- through
 # tests/support/failalloc.h, which can make the Nth one fail.
 oom_LDFLAGS   := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# check_future_oom: the same, for the allocations of a future's outcome.
+future_oom_LDFLAGS := -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 # check_rounding sees the timeval the loop hands to select().
 rounding_LDFLAGS := -Wl,--wrap=select
 # check_executor uses tests/support/failalloc.h too (its OOM tests:
