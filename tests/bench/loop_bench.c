@@ -211,6 +211,7 @@ static result_t pingpong(long n)
 /* ---- batch, chain: loop_call_soon (stage 02 on) ------------------------- */
 #if STAGE >= 2
 
+/* @region batch */
 static void count_one(loop_t *loop, void *arg)
 {
     (void)arg;
@@ -232,6 +233,7 @@ static result_t batch(long n)
     close_loop(loop);
     return (result_t){bench.count, elapsed / (double)n};
 }
+/* @end batch */
 
 static void chain_link(loop_t *loop, void *arg)
 {
@@ -263,6 +265,7 @@ static result_t chain(long n)
 /* ---- timers, timer_bytes: loop_call_later (stage 03 on) ----------------- */
 #if STAGE >= 3
 
+/* @region prefaulted */
 /* An array of n elements of size bytes, its pages faulted in now: a page the
  * timed region touched first would charge the kernel's page fault to the
  * loop.  Written through a volatile pointer, one byte a page: not calloc,
@@ -279,6 +282,7 @@ static void *prefaulted(long n, size_t size)
     p[bytes - 1] = 1;
     return (void *)p;
 }
+/* @end prefaulted */
 
 /* d_i in seconds, uniform in [0,1): every contender's sequence (Knuth's
  * MMIX generator from x = 1, stepped before each d_i, its top 53 bits). */

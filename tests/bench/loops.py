@@ -150,6 +150,7 @@ def measure(contender, workload, n, expected):
     return float(fields[2])
 
 
+# @region rounds
 def run(cs, workloads, rounds, scale, seed, log):
     """results[workload][label] = the values of the rounds, in order."""
     rng = random.Random(seed)
@@ -170,7 +171,7 @@ def run(cs, workloads, rounds, scale, seed, log):
                     results[name].setdefault(c.label, []).append(v)
         log(f'round {r + 1}/{rounds}: {time.monotonic() - t0:.0f} s')
     return results
-
+# @end rounds
 
 def sh(cmd):
     try:

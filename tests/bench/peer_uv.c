@@ -44,6 +44,7 @@ static void close_all(uv_handle_t *first, size_t size, size_t n)
 
 /* ---- batch: N idle handles, each runs once and stops itself ----------- */
 
+/* @region batch */
 static void on_batch(uv_idle_t *idle)
 {
     ran++;
@@ -64,6 +65,7 @@ static double batch(void)
     free(idles);
     return (double)(t1 - t0);
 }
+/* @end batch */
 
 /* ---- chain: one idle handle, run once per loop iteration -------------- */
 
