@@ -933,10 +933,13 @@ static void write_to_self(loop_t *loop)
      * Chapter 11: by default, for other threads only.  The loop's own
      * thread writes asyncio's byte each time (set_debug, a signal, a
      * callback calling call_soon_threadsafe): those bytes are part of the
-     * ticks CPython makes, which the traces compare one for one.  Another
-     * thread's byte only races with the loop: skipping it changes when the
-     * loop wakes, never what runs or in which order -- every post is in the
-     * inbox, which the loop takes before it sleeps. */
+     * ticks CPython makes, which the traces compare one for one.  So is the
+     * byte of a loop that is not running, whoever writes it: it waits in
+     * the pipe, and the next run spends a tick reading it, as CPython's
+     * does (`threadsafe` before `run_forever` in a scenario).  Another
+     * thread's byte while the loop runs only races with the loop: skipping
+     * it changes when the loop wakes, never what runs or in which order --
+     * every post is in the inbox, which the loop takes before it sleeps. */
     /* @region coalesce */
     /* @exercise begin */
     /* TODO(3-wakeup): return without writing when the byte would wake
@@ -944,7 +947,8 @@ static void write_to_self(loop_t *loop)
      * says (COALESCE_NEVER: nobody, asyncio's byte per call;
      * COALESCE_ALWAYS: every thread; COALESCE_OTHER_THREADS, a new loop's:
      * every thread but the loop's own, whose token, while it runs the
-     * loop, is in loop->thread_id: this thread's is &thread_token).  When:
+     * loop, is in loop->thread_id: this thread's is &thread_token; and
+     * nobody while the loop is not running, thread_id NULL).  When:
      * the loop is not between its look and the end of its poll
      * (loop->polling), or a byte is on its way already
      * (loop->wakeup_pending, which the one who writes sets, and the reader

@@ -939,14 +939,18 @@ static void write_to_self(loop_t *loop)
      * Chapter 11: by default, for other threads only.  The loop's own
      * thread writes asyncio's byte each time (set_debug, a signal, a
      * callback calling call_soon_threadsafe): those bytes are part of the
-     * ticks CPython makes, which the traces compare one for one.  Another
-     * thread's byte only races with the loop: skipping it changes when the
-     * loop wakes, never what runs or in which order -- every post is in the
-     * inbox, which the loop takes before it sleeps. */
+     * ticks CPython makes, which the traces compare one for one.  So is the
+     * byte of a loop that is not running, whoever writes it: it waits in
+     * the pipe, and the next run spends a tick reading it, as CPython's
+     * does (`threadsafe` before `run_forever` in a scenario).  Another
+     * thread's byte while the loop runs only races with the loop: skipping
+     * it changes when the loop wakes, never what runs or in which order --
+     * every post is in the inbox, which the loop takes before it sleeps. */
     /* @region coalesce */
+    const void *runner = atomic_load(&loop->thread_id);
     bool may_skip = loop->coalesce == COALESCE_ALWAYS ||
                     (loop->coalesce == COALESCE_OTHER_THREADS &&
-                     atomic_load(&loop->thread_id) != &thread_token);
+                     runner != NULL && runner != &thread_token);
     if (may_skip && (!atomic_load(&loop->polling) ||
                      atomic_exchange(&loop->wakeup_pending, true)))
         return;
