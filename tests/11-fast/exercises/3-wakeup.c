@@ -14,7 +14,9 @@
  *   - no wake-up is lost: 300 times, a post made after the loop has run
  *     the previous one and gone back to sleep (or is about to) runs;
  *   - the loop's own thread still writes a byte per call, as asyncio
- *     does (those bytes are ticks CPython makes too), unless
+ *     does (those bytes are ticks CPython makes too), and so does any
+ *     thread while the loop is not running (the byte waits in the pipe,
+ *     and the first tick of the next run reads it, as CPython's does), unless
  *     loop_set_wakeup(.., 1) asked to coalesce every thread; and
  *     loop_set_wakeup(.., 0) is asyncio's byte per call from every thread.
  * No timing is asserted: the loop is held in its poll by a wait hook, or
@@ -329,6 +331,42 @@ START_TEST(the_loops_own_thread_writes_asyncios_byte)
 }
 END_TEST
 
+/* Another thread posts to a loop that is not running. */
+static void *post_three_from_thread(void *arg)
+{
+    for (intptr_t i = 0; i < 3; i++)
+        if (loop_call_soon_threadsafe(arg, in_order, (void *)i) == NULL)
+            return "refused";
+    return NULL;
+}
+
+START_TEST(a_loop_not_running_gets_every_byte)
+{
+    atomic_store(&ran, 0);
+    atomic_store(&disorder, 0);
+    loop_t *l = loop_new();
+    ck_assert_ptr_nonnull(l);
+    unsigned long before = loop_wakeup_writes(l);
+    pthread_t t;
+    void *why = NULL;
+    ck_assert_int_eq(pthread_create(&t, NULL, post_three_from_thread, l), 0);
+    ck_assert_int_eq(pthread_join(t, &why), 0);
+    ck_assert_ptr_null(why);
+    unsigned long writes = loop_wakeup_writes(l) - before;
+    ck_assert_msg(writes == 3,
+                  "%lu writes for 3 posts from another thread to a loop that is not "
+                  "running: CPython's bytes wait in the pipe, and the first run spends a "
+                  "tick reading them, which the traces count; coalesce only while the "
+                  "loop runs (thread_id is not NULL)",
+                  writes);
+    ck_assert_ptr_nonnull(loop_call_soon(l, stop, NULL));
+    ck_assert_int_eq(loop_run_forever(l), 0);
+    ck_assert_int_eq(atomic_load(&ran), 3);
+    ck_assert_int_eq(loop_close(l), 0);
+    loop_free(l);
+}
+END_TEST
+
 START_TEST(no_coalescing_is_a_byte_per_post)
 {
     atomic_store(&ran, 0);
@@ -366,6 +404,7 @@ static Suite *wakeup_suite(void)
     tcase_add_test(tc, posts_while_the_loop_runs_a_callback_write_nothing);
     tcase_add_test(tc, a_post_after_the_loop_went_back_to_sleep_still_wakes_it);
     tcase_add_test(tc, the_loops_own_thread_writes_asyncios_byte);
+    tcase_add_test(tc, a_loop_not_running_gets_every_byte);
     tcase_add_test(tc, no_coalescing_is_a_byte_per_post);
     suite_add_tcase(s, tc);
     return s;

@@ -21,6 +21,15 @@ def counting_write_to_self():
 loop._write_to_self = counting_write_to_self  # call_soon_threadsafe calls it
 ran = []
 
+# Another thread posts to the loop before it runs: a byte each, which wait
+# in the pipe for the first tick of the run.
+poster = threading.Thread(target=lambda: [loop.call_soon_threadsafe(ran.append, -1)
+                                          for _ in range(3)])
+poster.start()
+poster.join()
+assert writes == 3, writes
+writes = 0
+
 # Another thread, 1,000 posts while the loop sleeps in its poll: 1,000 bytes,
 # and every post runs, in order.
 asleep = threading.Event()
@@ -43,7 +52,7 @@ for i in range(1000):
 loop.call_soon_threadsafe(done.set)
 assert done.wait(timeout=5)
 assert writes == 1001, writes
-assert ran == list(range(1000))
+assert ran == [-1, -1, -1] + list(range(1000)), ran[:10]
 
 # The loop's own thread, in a callback: a byte per call too.
 own = []
