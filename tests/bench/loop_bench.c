@@ -51,7 +51,7 @@
  *   stage cannot do WORKLOAD (stage 02 has no timers).  Stages 07 on wait
  *   in the backend LOOP_BACKEND names (the driver sets epoll).
  */
-#define _GNU_SOURCE /* mallinfo2 */
+#include "peer_common.h" /* the clock, the delays, pre-faulting: every C contender's */
 #include "loop.h"
 
 #include <errno.h>
@@ -138,29 +138,9 @@ static void close_loop(loop_t *loop)
     loop_free(loop);
 }
 
-/* CPU time of the whole process (user + system, every thread), in ns:
- * sleeping in the poll costs nothing, a second thread's work counts. */
-static double cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* ---- pingpong: one byte back and forth on a socketpair (every stage) ---- */
 
-static void read_byte(int fd)
-{
-    char c;
-    if (read(fd, &c, 1) != 1) /* the loop said readable: the byte is there */
-        die("pingpong: read returned no byte");
-}
-
-static void write_byte(int fd)
-{
-    if (write(fd, "x", 1) != 1) /* one byte into an empty socket never blocks */
-        die("pingpong: write failed");
-}
 
 /* End B: echo the byte. */
 static void on_b(loop_t *loop, void *arg)
@@ -265,37 +245,7 @@ static result_t chain(long n)
 /* ---- timers, timer_bytes: loop_call_later (stage 03 on) ----------------- */
 #if STAGE >= 3
 
-/* @region prefaulted */
-/* An array of n elements of size bytes, its pages faulted in now: a page the
- * timed region touched first would charge the kernel's page fault to the
- * loop.  Written through a volatile pointer, one byte a page: not calloc,
- * and not malloc + memset(0), which gcc turns into calloc, whose fresh zero
- * pages are mapped only when first written. */
-static void *prefaulted(long n, size_t size)
-{
-    size_t bytes = (size_t)n * size;
-    volatile unsigned char *p = malloc(bytes);
-    if (p == NULL)
-        die("out of memory for the run's arrays");
-    for (size_t i = 0; i < bytes; i += 4096)
-        p[i] = 1;
-    p[bytes - 1] = 1;
-    return (void *)p;
-}
-/* @end prefaulted */
 
-/* d_i in seconds, uniform in [0,1): every contender's sequence (Knuth's
- * MMIX generator from x = 1, stepped before each d_i, its top 53 bits). */
-static double *make_delays(long n)
-{
-    double *d = prefaulted(n, sizeof *d);
-    uint64_t x = 1;
-    for (long i = 0; i < n; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        d[i] = (double)(x >> 11) * 0x1p-53;
-    }
-    return d;
-}
 
 /* Timers may leave the heap out of their deadlines' order only within one
  * tick's tolerance; 2 ms is generous (every contender uses it). */
@@ -322,8 +272,8 @@ static void timer_fired(loop_t *loop, void *arg)
  * check knows each deadline. */
 static result_t timers(long n)
 {
-    double *delay = make_delays(n);
-    double *when = prefaulted(n, sizeof *when);
+    double *delay = make_delays((size_t)n);
+    double *when = prefaulted_array((size_t)n, sizeof *when);
     bench.when = when;
     bench.last = -1.0;
     loop_t *loop = new_loop();
@@ -344,16 +294,6 @@ static result_t timers(long n)
 }
 
 #ifdef __GLIBC__
-/* Bytes the allocator has handed out and not taken back: uordblks, the
- * chunks of its arenas, and hblkhd, the chunks it mmap()ed on their own.
- * glibc mmaps every request of 128 KiB or more, so uordblks alone misses
- * the timer heap's array as soon as it outgrows that (16 MiB at N = 10^6,
- * a quarter of what the timers cost). */
-static size_t heap_in_use(void)
-{
-    struct mallinfo2 m = mallinfo2();
-    return m.uordblks + m.hblkhd;
-}
 
 /* A timer that must never run: the loop is never run. */
 static void never(loop_t *loop, void *arg)
@@ -367,7 +307,7 @@ static void never(loop_t *loop, void *arg)
  * allocator counts them (headers included).  The caller owns nothing. */
 static result_t timer_bytes(long n)
 {
-    double *delay = make_delays(n);
+    double *delay = make_delays((size_t)n);
     loop_t *loop = new_loop();
 
     size_t before = heap_in_use();
@@ -413,7 +353,7 @@ static void cancelled_fired(loop_t *loop, void *arg)
  * region, as it should be. */
 static result_t churn(long n)
 {
-    double *delay = make_delays(n);
+    double *delay = make_delays((size_t)n);
     loop_t *loop = new_loop();
 
     double t0 = cpu_ns();
@@ -447,8 +387,8 @@ static void half_fired(loop_t *loop, void *arg)
  * callback has run yet, so they are all valid. */
 static result_t churn_half(long n)
 {
-    double *delay = make_delays(n);
-    handle_t **handle = prefaulted(n, sizeof *handle);
+    double *delay = make_delays((size_t)n);
+    handle_t **handle = prefaulted_array((size_t)n, sizeof *handle);
     loop_t *loop = new_loop();
 
     double t0 = cpu_ns();
@@ -581,8 +521,8 @@ static coro_status q2_main_step(coro_t *c)
 
 static q2_main_t q2_run(long n)
 {
-    q2_main_t m = {.n = n, .tasks = prefaulted(n, sizeof(task_t *)),
-                   .futures = prefaulted(n, sizeof(future_t *))};
+    q2_main_t m = {.n = n, .tasks = prefaulted_array((size_t)n, sizeof(task_t *)),
+                   .futures = prefaulted_array((size_t)n, sizeof(future_t *))};
     loop_exception_t error;
     if (loop_run_main(coro_init(&m.coro, q2_main_step, "main", NULL), NULL, &error) < 0)
         die(error.message);
@@ -615,7 +555,7 @@ static result_t q2_cpu(long n)
 
 /* ---- The command line --------------------------------------------------- */
 
-static const struct workload {
+static const struct stage_workload {
     const char *name;
     long n;                  /* the default N */
     result_t (*run)(long n); /* NULL: this stage cannot do it (exit 3) */
@@ -631,12 +571,12 @@ static const struct workload {
     {"q2", 1000, WITH_TASKS(q2)},
     {"q2_cpu", 1000, WITH_TASKS(q2_cpu)},
 };
-enum { N_WORKLOADS = sizeof WORKLOADS / sizeof WORKLOADS[0] };
+enum { N_STAGE_WORKLOADS = sizeof WORKLOADS / sizeof WORKLOADS[0] };
 
-static int usage(const char *prog)
+static int bench_usage(const char *prog)
 {
     fprintf(stderr, "usage: %s WORKLOAD [N]\n  WORKLOAD:", prog);
-    for (int w = 0; w < N_WORKLOADS; w++)
+    for (int w = 0; w < N_STAGE_WORKLOADS; w++)
         fprintf(stderr, " %s", WORKLOADS[w].name);
     fprintf(stderr, "\n  N: a positive integer (default: the workload's own)\n");
     return 2;
@@ -656,16 +596,16 @@ static long parse_n(const char *s)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3)
-        return usage(argv[0]);
-    const struct workload *w = NULL;
-    for (int i = 0; i < N_WORKLOADS; i++)
+        return bench_usage(argv[0]);
+    const struct stage_workload *w = NULL;
+    for (int i = 0; i < N_STAGE_WORKLOADS; i++)
         if (strcmp(argv[1], WORKLOADS[i].name) == 0)
             w = &WORKLOADS[i];
     if (w == NULL)
-        return usage(argv[0]);
+        return bench_usage(argv[0]);
     long n = argc == 3 ? parse_n(argv[2]) : w->n;
     if (n <= 0)
-        return usage(argv[0]);
+        return bench_usage(argv[0]);
     if (w->run == NULL)
         return 3;
 

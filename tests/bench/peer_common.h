@@ -1,5 +1,8 @@
-/* peer_common.h -- what the three peer programs share: peer_uv.c (libuv),
- * peer_ev.c (libev) and peer_event.c (libevent).
+/* peer_common.h -- what the C contenders share: the three peer programs,
+ * peer_uv.c (libuv), peer_ev.c (libev) and peer_event.c (libevent), and
+ * loop_bench.c, our stages' (which takes the clock, the delays, the
+ * pre-faulting, heap_in_use and the socket bytes, and has its own command
+ * line).
  *
  * Chapter 11 measures our loop against these libraries (protocol:
  * tests/bench/loops.py's header and the chapter's appendix).  Everything here
@@ -142,6 +145,7 @@ static inline void report(struct bench b, size_t count, double total)
 
 /* ---- Memory the timed region uses, faulted in before it -------------- */
 
+/* @region prefaulted */
 /* Write every page: a page the loop touches first would charge the kernel's
  * page fault to the loop.  Not memset(p, 0, ...): gcc may turn malloc +
  * memset(0) into calloc, whose fresh pages are mapped only when written. */
@@ -165,6 +169,7 @@ static inline void *prefaulted_array(size_t n, size_t size)
     prefault(p, n * size);
     return p;
 }
+/* @end prefaulted */
 
 /* ---- The delays -------------------------------------------------------- */
 
